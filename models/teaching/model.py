@@ -1,0 +1,273 @@
+"""The teaching model: the smallest honest steering system.
+
+An agent runs turns. A turn is one model call that asks for K tool calls, launched in order with at
+most P in flight (P=1 sequential, P=K parallel). Before each launch the agent checks a steer queue of
+capacity Q; a pending steer makes it skip every unlaunched call with a synthetic result. When every
+call has its result, the agent delivers the queued steers to the history in order (read, then
+remove), and makes another model call if it delivered any; otherwise it goes idle, and a steer that
+arrives while it is idle starts a new run. A user sends up to N steers at any time; a steer that finds
+the queue full is rejected loudly.
+
+The state mirrors the Promela twin in `shared/bench/gen_pml.py` variable for variable, and each action
+is one of its `d_step`s, so the two have the same reachable states. That is also why the turn and the
+chain keep one fixed name: a turn counter would be a variable the twin does not have.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sim import facts as F
+from sim.model import Action, Always, Event, Property, Sometimes
+from sim.registry import ModelSpec, Param
+
+MODEL, LAUNCH, CLEAR, IDLE = "model", "launch", "clear", "idle"
+CHAIN = "conversation"
+TURN = "turn"
+SKIP_TEXT = "skipped: a steer is pending"
+
+
+@dataclass(frozen=True, slots=True)
+class TeachingState:
+    """`i` next call to launch, `c` next result to collect, `nl` calls launched, `intr` this turn was cut
+    short by a steer, `pend` steers read into the history but not yet removed from the queue, `sent` and
+    `rej` steers sent and rejected, `q` the queue, `hist` delivered steer ids, `nres` results per call,
+    `calls` launched calls still running, `ress` finished calls whose result is not yet collected."""
+
+    phase: str
+    i: int
+    c: int
+    nl: int
+    intr: bool
+    pend: int
+    sent: int
+    rej: int
+    q: tuple[int, ...]
+    hist: tuple[int, ...]
+    nres: tuple[int, ...]
+    calls: tuple[bool, ...]
+    ress: tuple[bool, ...]
+
+
+def steer_id(n: int) -> str:
+    return f"s{n}"
+
+
+def call_id(j: int) -> str:
+    return f"call_{j}"
+
+
+class TeachingModel:
+    """Parameters K, N, Q, P; `bug` one of BUGS or None."""
+
+    name = "teaching"
+    fair_actors = ("agent", "tool:*")
+
+    def __init__(self, K: int, N: int, Q: int, P: int, bug: str | None = None) -> None:
+        self.K, self.N, self.Q, self.P, self.bug = K, N, Q, P, bug
+        self._zeros = (0,) * K
+        self._idle = (False,) * K
+        self._tool_actions = tuple(Action(f"tool:{call_id(j)}", "tool.finish", (j,)) for j in range(K))
+
+    def init_states(self) -> Sequence[TeachingState]:
+        z, f = self._zeros, self._idle
+        return [TeachingState(MODEL, 0, 0, 0, False, 0, 0, 0, (), (), z, f, f)]
+
+    def actions(self, s: TeachingState) -> list[Action]:
+        out = []
+        if s.sent < self.N:
+            out.append(Action("user", "user.steer", (s.sent + 1,)))
+        for j, running in enumerate(s.calls):
+            if running:
+                out.append(self._tool_actions[j])
+        agent = self._agent_action(s)
+        if agent is not None:
+            out.append(agent)
+        return out
+
+    def _agent_action(self, s: TeachingState) -> Action | None:
+        """The agent is deterministic: at most one of its steps is enabled in any state."""
+        if s.phase == MODEL:
+            return Action("agent", "agent.model_call")
+        if s.phase == LAUNCH:
+            if s.i < self.K and s.nl - s.c < self.P:
+                if s.q and self.bug != "launch-after-steer":
+                    return Action("agent", "agent.skip", (s.nl,))
+                return Action("agent", "agent.launch", (s.i,))
+            if s.c < s.nl:
+                return Action("agent", "agent.collect", (s.c,)) if s.ress[s.c] else None
+            return Action("agent", "agent.deliver")
+        if s.phase == CLEAR:
+            return Action("agent", "agent.clear")
+        if s.q:
+            return Action("agent", "agent.wake")
+        return None
+
+    def next_state(self, s: TeachingState, a: Action) -> TeachingState:
+        kind = a.kind
+        if kind == "user.steer":
+            if len(s.q) < self.Q:
+                return _with(s, sent=s.sent + 1, q=(*s.q, s.sent + 1))
+            return _with(s, sent=s.sent + 1, rej=s.rej + 1)
+        if kind == "tool.finish":
+            j = a.args[0]
+            return _with(s, calls=_set(s.calls, j, False), ress=_set(s.ress, j, True))
+        if kind == "agent.model_call":
+            return _with(s, phase=LAUNCH, i=0, c=0, nl=0, intr=False)
+        if kind == "agent.skip":
+            nres = s.nres if self.bug == "no-skip-result" else s.nres[: s.nl] + tuple(x + 1 for x in s.nres[s.nl :])
+            return _with(s, i=self.K, intr=True, nres=nres)
+        if kind == "agent.launch":
+            return _with(s, i=s.i + 1, nl=s.nl + 1, calls=_set(s.calls, s.i, True))
+        if kind == "agent.collect":
+            c = s.c
+            return _with(s, c=c + 1, nres=_set(s.nres, c, s.nres[c] + 1), ress=_set(s.ress, c, False))
+        if kind == "agent.deliver":
+            return _with(s, phase=CLEAR, pend=len(s.q), hist=s.hist + s.q, nres=self._zeros)
+        if kind == "agent.clear":
+            q = () if self.bug == "lost-at-boundary" and not s.intr else s.q[s.pend :]
+            return _with(s, phase=MODEL if s.pend else IDLE, pend=0, q=q)
+        if kind == "agent.wake":
+            return _with(s, phase=MODEL, q=(), hist=s.hist + s.q)
+        raise ValueError(f"teaching model has no action kind {kind!r}")
+
+    def observe(self, s: TeachingState, a: Action, t: TeachingState) -> list[Event]:
+        kind = a.kind
+        if kind == "user.steer":
+            sid = steer_id(t.sent)
+            out = [Event("user", "queue", "steer", {"id": sid, "text": f"steer {t.sent}"})]
+            if t.rej > s.rej:
+                out.append(Event("queue", "user", "steer.rejected", {"id": sid, "reason": "queue_full"}))
+            else:
+                out.append(Event("queue", "user", "steer.queued", {"id": sid, "depth": len(t.q)}))
+            return out
+        if kind == "tool.finish":
+            call = call_id(a.args[0])
+            return [Event(f"tool:{call}", "agent", "tool.result", {"call": call, "synthetic": False})]
+        if kind == "agent.model_call":
+            calls = [call_id(j) for j in range(self.K)]
+            return [
+                Event("agent", "model", "model.request", {"turn": TURN, "history": [steer_id(x) for x in s.hist]}),
+                Event("model", "agent", "model.response", {"turn": TURN, "tool_calls": calls}),
+            ]
+        if kind == "agent.skip":
+            if self.bug == "no-skip-result":
+                return [Event("agent", "agent", "batch.skip", {"from": call_id(s.nl)})]
+            return [
+                Event("agent", f"tool:{call_id(j)}", "tool.skipped", {"call": call_id(j), "result": SKIP_TEXT})
+                for j in range(s.nl, self.K)
+            ]
+        if kind == "agent.launch":
+            call = call_id(a.args[0])
+            return [Event("agent", f"tool:{call}", "tool.start", {"call": call})]
+        if kind == "agent.collect":
+            return [Event("agent", "agent", "tool.collect", {"call": call_id(a.args[0])})]
+        if kind in ("agent.deliver", "agent.wake"):
+            return [
+                Event("queue", "agent", "steer.delivered", {"id": steer_id(x), "index": len(s.hist) + k})
+                for k, x in enumerate(s.q)
+            ]
+        if kind == "agent.clear":
+            removed = len(s.q) - len(t.q)
+            status = "steered" if s.intr else "completed"
+            return [
+                Event("agent", "queue", "queue.remove", {"removed": removed}),
+                Event("agent", "agent", "turn.end", {"turn": TURN, "status": status}),
+            ]
+        return []
+
+    def facts(self, e: Event) -> list[F.Fact]:
+        name, d = e.name, e.data
+        if name == "steer":
+            return [F.steer_submitted(d["id"], CHAIN)]
+        if name == "steer.queued":
+            return [F.steer_accepted(d["id"])]
+        if name == "steer.rejected":
+            return [F.steer_rejected(d["id"], d["reason"])]
+        if name == "model.request":
+            return [F.turn_started(TURN, CHAIN)]
+        if name == "model.response":
+            return [F.tool_requested(call, TURN) for call in d["tool_calls"]]
+        if name == "tool.start":
+            return [F.tool_started(d["call"])]
+        if name == "tool.result":
+            return [F.tool_result(d["call"], False)]
+        if name == "tool.skipped":
+            return [F.tool_result(d["call"], True)]
+        if name == "steer.delivered":
+            return [F.steer_applied(d["id"], TURN), F.history_appended(CHAIN, d["id"])]
+        if name == "turn.end":
+            return [F.turn_ended(TURN, d["status"])]
+        return []
+
+    def properties(self) -> list[Property]:
+        return [
+            Always(
+                "steer-before-launch",
+                step=lambda s, a, t: not (a.kind == "agent.launch" and s.q),
+                doc="a steer pending at a launch checkpoint suppresses that launch",
+            ),
+            Sometimes(
+                "steer-skips-a-call",
+                state=lambda s: s.intr,
+                doc="some turn is cut short by a steer (a steer lands while calls are unlaunched)",
+            ),
+            Sometimes(
+                "steer-delivered-mid-run",
+                state=lambda s: s.phase == CLEAR and s.pend > 0,
+                doc="some steer is delivered at a batch boundary of a running turn",
+            ),
+        ]
+
+    def default_timing(self) -> Mapping[str, Any]:
+        return DEFAULT_TIMING
+
+
+DEFAULT_TIMING: Mapping[str, Any] = {
+    "default": {"dist": "exponential", "mean": 0.2},
+    "user.steer": {"dist": "exponential", "mean": 3.0},
+    "agent.model_call": {"dist": "lognormal", "median": 3.0, "sigma": 0.5},
+    "tool.finish": {"dist": "lognormal", "median": 1.5, "sigma": 1.0},
+}
+
+
+def _with(s: TeachingState, **changes: Any) -> TeachingState:
+    """A copy of `s` with `changes`: direct construction, several times faster than
+    `dataclasses.replace`, which matters on the explorer's hot path."""
+    values = {
+        "phase": s.phase, "i": s.i, "c": s.c, "nl": s.nl, "intr": s.intr, "pend": s.pend, "sent": s.sent,
+        "rej": s.rej, "q": s.q, "hist": s.hist, "nres": s.nres, "calls": s.calls, "ress": s.ress,
+    }
+    values.update(changes)
+    return TeachingState(**values)
+
+
+def _set(values: tuple, index: int, value: Any) -> tuple:
+    return values[:index] + (value,) + values[index + 1 :]
+
+
+BUGS = {
+    "lost-at-boundary": "a steer that arrives between reading the queue into the history and clearing it is lost",
+    "no-skip-result": "calls skipped because of a pending steer get no result",
+    "launch-after-steer": "the launch does not check the queue, so calls launch with a steer pending",
+}
+
+SPEC = ModelSpec(
+    name="teaching",
+    doc="an agent with K tool calls per turn, at most P in flight, a steer queue of capacity Q and N steers",
+    params=(
+        Param("K", 3, "tool calls per turn", low=1, high=15),
+        Param("N", 3, "steers the user sends", low=0, high=15),
+        Param("Q", 2, "steer queue capacity (a steer that finds it full is rejected)", low=1, high=7),
+        Param("P", 3, "calls in flight at most (1: sequential, K: parallel)", low=1, high=15),
+    ),
+    bugs=BUGS,
+    factory=lambda p, bug: TeachingModel(p["K"], p["N"], p["Q"], p["P"], bug),
+    bug_catchers={
+        "lost-at-boundary": "no-lost-steers",
+        "no-skip-result": "paired-tool-results",
+        "launch-after-steer": "steer-before-launch",
+    },
+)

@@ -1,0 +1,474 @@
+"""The explorer: exhaustive search of a model's product with the fact monitors.
+
+Breadth-first by default, so the first counterexample found for a safety property is a shortest one.
+The visited set holds 64-bit fingerprints, and three flat arrays hold, per discovered state, its
+parent's discovery index, the index of the action that reached it and its depth; states themselves
+live only in the frontier. Counterexamples are rebuilt by re-executing the action path (`sim.paths`).
+
+Liveness (`Eventually`, leads-to under weak fairness) needs the graph: while the run stays under
+`liveness_limit` states the explorer also keeps a fingerprint -> index map, the edges between states
+where some goal is unmet, and each such state's enabled fair actors; afterwards networkx finds the
+strongly connected components. Above the limit liveness is reported as unknown, with the reason.
+"""
+
+from __future__ import annotations
+
+import time
+from array import array
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import networkx as nx
+
+from sim.fingerprint import fingerprint
+from sim.model import Model
+from sim.paths import Path, replay_indices
+from sim.product import Product, PState, Violation
+
+NO_CLASS = 0xFFFF
+
+
+@dataclass
+class CheckOptions:
+    """Search strategy and limits. A limit that ends the run makes the verdict `incomplete`."""
+
+    strategy: str = "bfs"
+    max_states: int | None = None
+    max_depth: int | None = None
+    timeout: float | None = None
+    max_memory_mb: float | None = None
+    keep_going: bool = False
+    liveness: bool = True
+    liveness_limit: int = 2_000_000
+    progress: Callable[[dict[str, Any]], None] | None = None
+    progress_interval: float = 1.0
+
+
+@dataclass
+class PropertyResult:
+    name: str
+    kind: str
+    status: str  # holds | violated | reached | unreached | unknown
+    doc: str = ""
+    counterexample: Path | None = None
+    note: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "kind": self.kind, "status": self.status}
+        if self.counterexample is not None:
+            out["counterexample"] = self.counterexample.to_json()
+        if self.note:
+            out["note"] = self.note
+        return out
+
+
+@dataclass
+class CheckResult:
+    model: str
+    status: str  # ok | violation | incomplete
+    states: int
+    transitions: int
+    max_depth: int
+    seconds: float
+    properties: list[PropertyResult]
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        return {"ok": 0, "violation": 1, "incomplete": 3}[self.status]
+
+
+class Explorer:
+    """One exhaustive run over a model. Use `check(model, options)`."""
+
+    def __init__(self, model: Model, options: CheckOptions) -> None:
+        self.product = Product(model)
+        self.options = options
+        self.parents = array("q")
+        self.action_index = array("H")
+        self.depths = array("I")
+        self.visited: set[int] | dict[int, int] = set()
+        self.results = {info.name: PropertyResult(info.name, info.kind, "unknown", info.doc)
+                        for info in self.product.property_infos()}
+        self.transitions = 0
+        self.max_depth = 0
+        self.incomplete_reason: str | None = None
+        self.notes: list[str] = []
+        self.live = self.product.liveness if options.liveness else ()
+        self.track_graph = bool(self.live)
+        self.index_of: dict[int, int] = {}
+        self.unmet = bytearray()  # per state: bit k set when liveness goal k does not hold
+        self.trigger = bytearray()  # per state: bit k set when liveness trigger k holds
+        self.terminal = bytearray()
+        self.enabled: dict[int, int] = {}  # state index -> bitmask of enabled fair classes
+        self.edge_src = array("I")
+        self.edge_dst = array("I")
+        self.edge_class = array("H")
+        self.classes: dict[str, int] = {}
+        if not options.liveness and self.product.liveness:
+            self.notes.append("liveness not checked: turned off by the caller")
+        if self.track_graph:
+            self.visited = self.index_of
+        if len(self.live) > 8:
+            raise ValueError("at most 8 eventually-properties can be checked in one run")
+
+    # ------------------------------------------------------------------ search
+    def run(self) -> CheckResult:
+        started = time.monotonic()
+        product, opts = self.product, self.options
+        frontier: deque[tuple[int, PState, int]] = deque()
+        for k, init in enumerate(product.init_states()):
+            fp = fingerprint(init)
+            if fp in self.visited:
+                continue
+            index = self._add(fp, -1, k, 0, init)
+            self._judge_state(index, init, None)
+            frontier.append((index, init, 0))
+        pop = frontier.popleft if opts.strategy == "bfs" else frontier.pop
+        next_report = started + opts.progress_interval
+        check_every = 0
+        while frontier and not self._stopped():
+            index, state, depth = pop()
+            if opts.max_depth is not None and depth >= opts.max_depth:
+                if product.actions(state):
+                    self.incomplete_reason = f"depth limit {opts.max_depth} reached"
+                continue
+            self._expand(index, state, depth, frontier)
+            check_every += 1
+            if check_every >= 256:
+                check_every = 0
+                now = time.monotonic()
+                if opts.timeout is not None and now - started > opts.timeout:
+                    self.incomplete_reason = f"time limit {opts.timeout:g} s reached"
+                    break
+                if opts.max_memory_mb is not None and _rss_mb() > opts.max_memory_mb:
+                    self.incomplete_reason = f"memory limit {opts.max_memory_mb:g} MB reached"
+                    break
+                if opts.progress is not None and now >= next_report:
+                    next_report = now + opts.progress_interval
+                    opts.progress(self._progress(now - started, len(frontier), depth))
+        if frontier and self.incomplete_reason is None and not self._violated_and_stopping():
+            self.incomplete_reason = self.incomplete_reason or f"state limit {opts.max_states} reached"
+        complete = not frontier and self.incomplete_reason is None
+        if complete:
+            self._finish_complete()
+        elif self.incomplete_reason and self.live:
+            self.notes.append(f"liveness not checked: {self.incomplete_reason}")
+        seconds = time.monotonic() - started
+        if opts.progress is not None:
+            opts.progress(self._progress(seconds, len(frontier), self.max_depth))
+        return self._result(seconds)
+
+    def _expand(self, index: int, state: PState, depth: int, frontier: deque) -> None:
+        product = self.product
+        track = self.track_graph
+        any_successor = False
+        enabled_mask = 0
+        for k, action in enumerate(product.actions(state)):
+            transition = product.step(state, action)
+            if transition is None:
+                continue
+            any_successor = True
+            self.transitions += 1
+            target = transition.target
+            if transition.violations:
+                self._record_violations(index, k, transition.violations)
+            fp = fingerprint(target)
+            if track:
+                cls = self._class_of(action)
+                if cls != NO_CLASS:
+                    enabled_mask |= 1 << cls
+                target_index = self.index_of.get(fp)
+            if fp not in self.visited:
+                target_index = self._add(fp, index, k, depth + 1, target)
+                self._judge_state(target_index, target, (index, k))
+                frontier.append((target_index, target, depth + 1))
+            if track and self.unmet[index] & self.unmet[target_index]:
+                self.edge_src.append(index)
+                self.edge_dst.append(target_index)
+                self.edge_class.append(cls)
+        if not any_successor:
+            self.terminal[index] = 1
+            for violation in product.end_violations(state):
+                self._record_violation_at(index, violation)
+        elif track and self.unmet[index]:
+            self.enabled[index] = enabled_mask
+
+    def _add(self, fp: int, parent: int, action: int, depth: int, state: PState) -> int:
+        index = len(self.parents)
+        if not self.track_graph:
+            self.visited.add(fp)  # type: ignore[union-attr]
+        self.parents.append(parent)
+        self.action_index.append(action)
+        self.depths.append(depth)
+        self.terminal.append(0)
+        if depth > self.max_depth:
+            self.max_depth = depth
+        if self.track_graph:
+            self.index_of[fp] = index
+            unmet = trig = 0
+            for bit, prop in enumerate(self.live):
+                if not prop.goal(state):
+                    unmet |= 1 << bit
+                if prop.trigger is None and parent == -1 or prop.trigger is not None and prop.trigger(state):
+                    trig |= 1 << bit
+            self.unmet.append(unmet)
+            self.trigger.append(trig)
+            if index + 1 > self.options.liveness_limit:
+                self._drop_graph(f"more than {self.options.liveness_limit:,} states (--liveness-limit)")
+        return index
+
+    def _drop_graph(self, reason: str) -> None:
+        self.track_graph = False
+        self.visited = set(self.index_of)
+        self.index_of = {}
+        self.edge_src, self.edge_dst, self.edge_class = array("I"), array("I"), array("H")
+        self.enabled = {}
+        self.notes.append(f"liveness not checked: {reason}")
+
+    def _class_of(self, action: Any) -> int:
+        name = self.product.fairness_class(action)
+        if name is None:
+            return NO_CLASS
+        cls = self.classes.get(name)
+        if cls is None:
+            cls = len(self.classes)
+            if cls >= 64:
+                self._drop_graph("more than 64 fair actors")
+                return NO_CLASS
+            self.classes[name] = cls
+        return cls
+
+    # ------------------------------------------------------------------ verdicts
+    def _judge_state(self, index: int, state: PState, via: tuple[int, int] | None) -> None:
+        product = self.product
+        model_state = state[0]
+        for prop in product.sometimes:
+            result = self.results[prop.name]
+            if result.status != "reached" and prop.state(model_state):
+                result.status = "reached"
+                result.counterexample = self._path(index)
+        if via is None and product.state_props:
+            for violation in product.state_violations(state):
+                self._record_violation_at(index, violation)
+
+    def _record_violations(self, index: int, action: int, violations: tuple[Violation, ...]) -> None:
+        for violation in violations:
+            result = self.results[violation.property]
+            if result.status != "violated":
+                result.status = "violated"
+                result.counterexample = self._path(index, extra=action, violation=violation)
+
+    def _record_violation_at(self, index: int, violation: Violation) -> None:
+        result = self.results[violation.property]
+        if result.status != "violated":
+            result.status = "violated"
+            result.counterexample = self._path(index, violation=violation)
+
+    def _violated_and_stopping(self) -> bool:
+        return not self.options.keep_going and any(r.status == "violated" for r in self.results.values())
+
+    def _stopped(self) -> bool:
+        if self._violated_and_stopping():
+            return True
+        max_states = self.options.max_states
+        return max_states is not None and len(self.parents) >= max_states
+
+    def _path(self, index: int, extra: int | None = None, violation: Violation | None = None,
+              more: list[int] | None = None, loop_start: int | None = None) -> Path:
+        indices = []
+        while self.parents[index] != -1:
+            indices.append(self.action_index[index])
+            index = self.parents[index]
+        init = self.action_index[index]
+        indices.reverse()
+        if extra is not None:
+            indices.append(extra)
+        if more:
+            indices.extend(more)
+        return replay_indices(self.product, init, indices, loop_start, violation)
+
+    def _finish_complete(self) -> None:
+        for result in self.results.values():
+            if result.status == "unknown" and result.kind == "always":
+                result.status = "holds"
+            elif result.status == "unknown" and result.kind == "sometimes":
+                result.status = "unreached"
+        if self.track_graph:
+            self._check_liveness()
+        elif self.live and not any("liveness not checked" in n for n in self.notes):
+            self.notes.append("liveness not checked")
+
+    # ------------------------------------------------------------------ liveness
+    def _check_liveness(self) -> None:
+        sources = self.edge_src
+        targets = self.edge_dst
+        labels = self.edge_class
+        for bit, prop in enumerate(self.live):
+            result = self.results[prop.name]
+            mask = 1 << bit
+            graph = nx.DiGraph()
+            graph.add_nodes_from(i for i, u in enumerate(self.unmet) if u & mask)
+            for s, t, c in zip(sources, targets, labels, strict=True):
+                if self.unmet[s] & mask and self.unmet[t] & mask:
+                    if graph.has_edge(s, t):
+                        graph[s][t]["classes"].add(c)
+                    else:
+                        graph.add_edge(s, t, classes={c})
+            bad, loop = self._bad_nodes(graph)
+            starts = [i for i in graph.nodes if self.trigger[i] & mask]
+            witness = self._reach_bad(graph, starts, bad)
+            if witness is None:
+                result.status = "holds"
+                continue
+            start, route = witness
+            end = route[-1] if route else start
+            cycle = loop.get(end)
+            actions = [self._edge_action(u, v) for u, v in zip([start, *route], route, strict=False)]
+            violation = Violation(prop.name, "the goal never holds on this path: it ends with the goal unmet"
+                                  if cycle is None else "the goal never holds on this fair cycle")
+            loop_start = None
+            if cycle is not None:
+                loop_start = len(self._indices_to(start)) + len(actions)
+                actions += [self._edge_action(u, v) for u, v in zip(cycle, cycle[1:], strict=False)]
+            result.status = "violated"
+            result.counterexample = self._path(start, more=actions, violation=violation, loop_start=loop_start)
+
+    def _bad_nodes(self, graph: nx.DiGraph) -> tuple[set[int], dict[int, list[int]]]:
+        """Terminal states with the goal unmet, and the states of fair non-trivial SCCs. Each fair
+        SCC is entered at its smallest state, where a fair cycle through it begins (`loops`)."""
+        bad = {n for n in graph.nodes if self.terminal[n]}
+        loops: dict[int, list[int]] = {}
+        self._entry: dict[int, int] = {}
+        for component in nx.strongly_connected_components(graph):
+            if len(component) == 1:
+                (node,) = component
+                if not graph.has_edge(node, node):
+                    continue
+            if not self._fair(graph, component):
+                continue
+            entry = min(component)
+            loops[entry] = self._fair_cycle(graph.subgraph(component), entry)
+            bad.update(component)
+            for node in component:
+                self._entry[node] = entry
+        return bad, loops
+
+    def _fair(self, graph: nx.DiGraph, component: set[int]) -> bool:
+        """Weak fairness: a component holds a fair cycle unless some fair actor is enabled in every one
+        of its states and never acts inside it."""
+        taken = 0
+        for u, v, data in graph.subgraph(component).edges(data=True):
+            for c in data["classes"]:
+                if c != NO_CLASS:
+                    taken |= 1 << c
+        always_enabled = -1
+        for node in component:
+            always_enabled &= self.enabled.get(node, 0)
+        return always_enabled & ~taken == 0
+
+    def _fair_cycle(self, sub: nx.DiGraph, node: int) -> list[int]:
+        """A cycle from `node` back to itself that takes an edge of every fair class acting in the
+        component, so the printed lasso is itself fair."""
+        needed: dict[int, tuple[int, int]] = {}
+        for u, v, data in sorted(sub.edges(data=True)):
+            for c in sorted(data["classes"]):
+                if c != NO_CLASS and c not in needed:
+                    needed[c] = (u, v)
+        cycle = [node]
+        here = node
+        for u, v in needed.values():
+            cycle += nx.shortest_path(sub, here, u)[1:] + [v]
+            here = v
+        if here != node or len(cycle) == 1:
+            if here == node:
+                succ = min(sub.successors(node))
+                cycle.append(succ)
+                here = succ
+            cycle += nx.shortest_path(sub, here, node)[1:]
+        return cycle
+
+    def _reach_bad(self, graph: nx.DiGraph, starts: list[int], bad: set[int]) -> tuple[int, list[int]] | None:
+        if not bad or not starts:
+            return None
+        reverse_reach: dict[int, int | None] = {}
+        queue = deque()
+        for node in sorted(bad):
+            reverse_reach[node] = None
+            queue.append(node)
+        while queue:
+            node = queue.popleft()
+            for pred in graph.predecessors(node):
+                if pred not in reverse_reach:
+                    reverse_reach[pred] = node
+                    queue.append(pred)
+        candidates = [s for s in starts if s in reverse_reach]
+        if not candidates:
+            return None
+        start = min(candidates, key=lambda s: (self.depths[s], s))
+        route = []
+        node = start
+        while reverse_reach[node] is not None:
+            node = reverse_reach[node]
+            route.append(node)
+        entry = self._entry.get(node)
+        if entry is not None and entry != node:
+            route += nx.shortest_path(graph, node, entry)[1:]
+        return start, route
+
+    def _indices_to(self, index: int) -> list[int]:
+        out = []
+        while self.parents[index] != -1:
+            out.append(self.action_index[index])
+            index = self.parents[index]
+        return out
+
+    def _edge_action(self, u: int, v: int) -> int:
+        """The index of an action leading from state u to state v (re-executes u's successors)."""
+        state = self._path(u).states[-1]
+        for k, action in enumerate(self.product.actions(state)):
+            transition = self.product.step(state, action)
+            if transition is not None and self.index_of.get(fingerprint(transition.target)) == v:
+                return k
+        raise RuntimeError("liveness edge not found on re-execution")
+
+    # ------------------------------------------------------------------ output
+    def _progress(self, seconds: float, queued: int, depth: int) -> dict[str, Any]:
+        distinct = len(self.parents)
+        return {"seconds": seconds, "states": self.transitions, "distinct": distinct, "queue": queued,
+                "depth": depth, "rate": distinct / seconds if seconds > 0 else 0.0}
+
+    def _result(self, seconds: float) -> CheckResult:
+        props = list(self.results.values())
+        violated = any(r.status in ("violated", "unreached") for r in props)
+        if violated:
+            status = "violation"
+        elif self.incomplete_reason is not None or any(r.status == "unknown" for r in props if r.kind != "eventually"):
+            status = "incomplete"
+        else:
+            status = "ok"
+        notes = list(self.notes)
+        if self.incomplete_reason:
+            notes.insert(0, f"incomplete: {self.incomplete_reason}")
+        for r in props:
+            if r.status == "unknown" and not r.note:
+                r.note = "not decided: the run ended first" if r.kind != "eventually" else (
+                    next((n for n in notes if n.startswith("liveness not checked")), "liveness not checked"))
+        return CheckResult(self.product.model.name, status, len(self.parents), self.transitions,
+                           self.max_depth, seconds, props, notes)
+
+
+def check(model: Model, options: CheckOptions | None = None) -> CheckResult:
+    """Explore `model` exhaustively (within the options' limits) and judge every property."""
+    return Explorer(model, options or CheckOptions()).run()
+
+
+def _rss_mb() -> float:
+    try:
+        with open("/proc/self/statm") as f:
+            pages = int(f.read().split()[1])
+    except OSError:
+        return 0.0
+    return pages * 4096 / 1e6

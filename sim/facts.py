@@ -1,0 +1,100 @@
+"""The common vocabulary of steering (design section 3).
+
+Every model, and every harness that records a real implementation, maps its native events to these
+facts. The core invariants read only facts, so they are written once and judge every system alike.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+FACT_NAMES = (
+    "steer.submitted",
+    "steer.accepted",
+    "steer.rejected",
+    "steer.applied",
+    "steer.failed",
+    "steer.unknown",
+    "turn.started",
+    "turn.ended",
+    "tool.requested",
+    "tool.started",
+    "tool.result",
+    "history.appended",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """One fact: a name from FACT_NAMES and its fields, in the fixed order of its constructor."""
+
+    name: str
+    fields: tuple[tuple[str, Any], ...]
+
+    def __getitem__(self, key: str) -> Any:
+        for k, v in self.fields:
+            if k == key:
+                return v
+        raise KeyError(key)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"fact": self.name, **dict(self.fields)}
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> Fact:
+        name = obj.get("fact")
+        if name not in FACT_NAMES:
+            raise ValueError(f"unknown fact {name!r}; known facts: {', '.join(FACT_NAMES)}")
+        return cls(name, tuple((k, v) for k, v in obj.items() if k != "fact"))
+
+    def __str__(self) -> str:
+        return f"{self.name}({', '.join(f'{k}={v!r}' for k, v in self.fields)})"
+
+
+def steer_submitted(id: str, target: str) -> Fact:
+    return Fact("steer.submitted", (("id", id), ("target", target)))
+
+
+def steer_accepted(id: str) -> Fact:
+    return Fact("steer.accepted", (("id", id),))
+
+
+def steer_rejected(id: str, code: str) -> Fact:
+    return Fact("steer.rejected", (("id", id), ("code", code)))
+
+
+def steer_applied(id: str, turn: str) -> Fact:
+    return Fact("steer.applied", (("id", id), ("turn", turn)))
+
+
+def steer_failed(id: str, code: str) -> Fact:
+    return Fact("steer.failed", (("id", id), ("code", code)))
+
+
+def steer_unknown(id: str) -> Fact:
+    return Fact("steer.unknown", (("id", id),))
+
+
+def turn_started(turn: str, chain: str) -> Fact:
+    return Fact("turn.started", (("turn", turn), ("chain", chain)))
+
+
+def turn_ended(turn: str, status: str) -> Fact:
+    return Fact("turn.ended", (("turn", turn), ("status", status)))
+
+
+def tool_requested(call: str, turn: str) -> Fact:
+    return Fact("tool.requested", (("call", call), ("turn", turn)))
+
+
+def tool_started(call: str) -> Fact:
+    return Fact("tool.started", (("call", call),))
+
+
+def tool_result(call: str, synthetic: bool) -> Fact:
+    return Fact("tool.result", (("call", call), ("synthetic", synthetic)))
+
+
+def history_appended(chain: str, item: str) -> Fact:
+    return Fact("history.appended", (("chain", chain), ("item", item)))
