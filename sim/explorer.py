@@ -107,6 +107,9 @@ class Explorer:
         self.edge_dst = array("I")
         self.edge_class = array("H")
         self.classes: dict[str, int] = {}
+        # an edge between unmet states that does not go one level deeper: only then can the unmet part
+        # of the graph have a cycle (every edge of a BFS tree goes one level deeper)
+        self.maybe_cyclic = options.strategy != "bfs"
         if not options.liveness and self.product.liveness:
             self.notes.append("liveness not checked: turned off by the caller")
         if self.track_graph:
@@ -186,6 +189,8 @@ class Explorer:
                 self._judge_state(target_index, target, (index, k))
                 frontier.append((target_index, target, depth + 1))
             if track and self.unmet[index] & self.unmet[target_index]:
+                if self.depths[target_index] <= depth:
+                    self.maybe_cyclic = True
                 self.edge_src.append(index)
                 self.edge_dst.append(target_index)
                 self.edge_class.append(cls)
@@ -309,6 +314,8 @@ class Explorer:
         for bit, prop in enumerate(self.live):
             result = self.results[prop.name]
             mask = 1 << bit
+            if not self.maybe_cyclic and self._acyclic_verdict(prop, mask):
+                continue
             graph = nx.DiGraph()
             graph.add_nodes_from(i for i, u in enumerate(self.unmet) if u & mask)
             for s, t, c in zip(sources, targets, labels, strict=True):
@@ -335,6 +342,23 @@ class Explorer:
                 actions += [self._edge_action(u, v) for u, v in zip(cycle, cycle[1:], strict=False)]
             result.status = "violated"
             result.counterexample = self._path(start, more=actions, violation=violation, loop_start=loop_start)
+
+    def _acyclic_verdict(self, prop: Any, mask: int) -> bool:
+        """When the unmet part of the graph is acyclic and every unmet dead end is itself a trigger
+        state, the verdict needs no graph: the property fails exactly at the shallowest such dead end.
+        Returns False when that shortcut does not apply."""
+        dead_ends = [i for i, u in enumerate(self.unmet) if u & mask and self.terminal[i]]
+        if any(not self.trigger[i] & mask for i in dead_ends):
+            return False
+        result = self.results[prop.name]
+        if not dead_ends:
+            result.status = "holds"
+            return True
+        worst = min(dead_ends, key=lambda i: (self.depths[i], i))
+        result.status = "violated"
+        result.counterexample = self._path(
+            worst, violation=Violation(prop.name, "the goal never holds on this path: it ends with the goal unmet"))
+        return True
 
     def _bad_nodes(self, graph: nx.DiGraph) -> tuple[set[int], dict[int, list[int]]]:
         """Terminal states with the goal unmet, and the states of fair non-trivial SCCs. Each fair

@@ -1,23 +1,54 @@
 """Stable 64-bit fingerprints of states.
 
 Python's `hash()` of a string is salted per process (PYTHONHASHSEED), so it must never reach output or
-a visited set that is saved and resumed. A fingerprint is BLAKE2b over the state's `repr`, which is
-canonical for the values states are made of: ints, strings, bools, None, floats, tuples, enums and
-frozen dataclasses of those. (A frozenset's repr follows the salted hash order: states must use sorted
-tuples instead, and `check_canonical` refuses them.)
+a visited set that is saved and resumed. A fingerprint is BLAKE2b over a canonical encoding of the
+state: `marshal` format version 0 (no object references, no string interning, so equal values give
+equal bytes) of the state with its dataclasses flattened to field tuples, or, for values marshal does
+not take (nested dataclasses, enums), their `repr`. Both are canonical for the values states are made
+of: ints, strings, bools, None, floats, tuples, enums and frozen dataclasses of those. (A frozenset
+follows the salted hash order: states must use sorted tuples instead, and `check_canonical` refuses
+them.)
 """
 
 from __future__ import annotations
 
+import marshal
 from dataclasses import fields, is_dataclass
 from enum import Enum
 from hashlib import blake2b
+from operator import attrgetter
 from typing import Any
+
+_getters: dict[type, Any] = {}
+
+
+def _fields_of(cls: type) -> Any:
+    """A C-level getter of a dataclass's fields as a tuple: its repr is canonical and several times
+    cheaper than the dataclass's generated `__repr__`, which the explorer would pay on every state."""
+    getter = _getters.get(cls)
+    if getter is None:
+        names = [f.name for f in fields(cls)]
+        one = attrgetter(*names)
+        getter = (lambda obj: (one(obj),)) if len(names) == 1 else one
+        _getters[cls] = getter
+    return getter
+
+
+def canonical_bytes(value: Any) -> bytes:
+    """The bytes a fingerprint hashes. A product state `(model_state, monitor_states)` whose model
+    state is a dataclass is flattened to `(class name, field values, monitor states)`."""
+    if type(value) is tuple and len(value) == 2 and is_dataclass(value[0]):
+        state = value[0]
+        value = (type(state).__name__, _fields_of(type(state))(state), value[1])
+    try:
+        return b"m" + marshal.dumps(value, 0)
+    except ValueError:
+        return b"r" + repr(value).encode()
 
 
 def fingerprint(value: Any) -> int:
     """A 64-bit fingerprint, identical across processes and PYTHONHASHSEED values."""
-    return int.from_bytes(blake2b(repr(value).encode(), digest_size=8).digest(), "little")
+    return int.from_bytes(blake2b(canonical_bytes(value), digest_size=8).digest(), "little")
 
 
 def hex_fingerprint(value: Any) -> str:

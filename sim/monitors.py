@@ -30,6 +30,7 @@ class Monitor:
 
     name: ClassVar[str]
     doc: ClassVar[str]
+    watches: ClassVar[frozenset[str]]  # the fact names `step` reacts to; the product sends only these
 
     def initial(self) -> Hashable:
         return ()
@@ -63,11 +64,11 @@ class NoLostSteers(Monitor):
 
     name: ClassVar[str] = "no-lost-steers"
     doc: ClassVar[str] = "every accepted steer ends in exactly one of applied, failed, unknown"
+    watches: ClassVar[frozenset[str]] = frozenset(
+        ("steer.submitted", "steer.accepted", "steer.rejected", *RESOLUTIONS))
 
     def step(self, state: tuple, fact: Fact) -> tuple:
         name = fact.name
-        if not name.startswith("steer."):
-            return state
         sid = fact.fields[0][1]
         index = _find(state, sid)
         if name == "steer.submitted":
@@ -107,6 +108,7 @@ class OneActiveTurn(Monitor):
 
     name: ClassVar[str] = "one-active-turn"
     doc: ClassVar[str] = "at most one turn is active per chain"
+    watches: ClassVar[frozenset[str]] = frozenset(("turn.started", "turn.ended"))
 
     def step(self, state: tuple, fact: Fact) -> tuple:
         if fact.name == "turn.started":
@@ -134,6 +136,8 @@ class OrderedHistory(Monitor):
 
     name: ClassVar[str] = "ordered-history"
     doc: ClassVar[str] = "history is append-only; applied steers appear in acceptance order"
+    watches: ClassVar[frozenset[str]] = frozenset(
+        ("steer.submitted", "steer.accepted", "steer.rejected", "history.appended", *RESOLUTIONS))
 
     def initial(self) -> tuple:
         return ((), (), ())
@@ -188,6 +192,7 @@ class PairedToolResults(Monitor):
 
     name: ClassVar[str] = "paired-tool-results"
     doc: ClassVar[str] = "every requested call gets exactly one result before the next model call"
+    watches: ClassVar[frozenset[str]] = frozenset(("turn.started", "tool.requested", "tool.started", "tool.result"))
 
     def initial(self) -> tuple:
         return ((), ())

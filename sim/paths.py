@@ -22,6 +22,7 @@ class Path:
 
     init: PState
     steps: tuple[Transition, ...]
+    init_index: int = 0
     loop_start: int | None = None
     violation: Violation | None = None
     states: tuple[PState, ...] = field(default=(), repr=False)
@@ -65,4 +66,4 @@ def replay_indices(
         steps.append(transition)
         state = transition.target
         states.append(state)
-    return Path(states[0], tuple(steps), loop_start, violation, tuple(states))
+    return Path(states[0], tuple(steps), init_index, loop_start, violation, tuple(states))

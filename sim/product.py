@@ -58,11 +58,17 @@ class Product:
         self.sometimes = tuple(p for p in props if isinstance(p, Sometimes))
         self.eventually = tuple(p for p in props if isinstance(p, Eventually))
         self.liveness = tuple(_on_model_state(p) for p in self.eventually) + tuple(
-            Eventually(f"{m.name}.eventually", goal=_settled(i, m), doc=f"eventually: {m.doc}")
+            Eventually(f"{m.name}.eventually", goal=_settled(i, m), trigger=_unsettled(i, m),
+                       doc=f"eventually: {m.doc}")
             for i, m in enumerate(self.monitors)
             if type(m).settled is not Monitor.settled
         )
         self.fair_patterns = tuple(getattr(model, "fair_actors", ()))
+        self._fair_cache: dict[str, str | None] = {}
+        self._routes: dict[str, tuple[int, ...]] = {}
+        for index, monitor in enumerate(self.monitors):
+            for name in sorted(monitor.watches):
+                self._routes[name] = (*self._routes.get(name, ()), index)
         names = [info.name for info in self.property_infos()]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
@@ -108,14 +114,13 @@ class Product:
         violations: list[Violation] = []
         if facts:
             new_mstates = list(mstates)
-            for index, monitor in enumerate(self.monitors):
-                mstate = new_mstates[index]
-                for fact in facts:
+            for fact in facts:
+                for index in self._routes.get(fact.name, ()):
+                    monitor = self.monitors[index]
                     try:
-                        mstate = monitor.step(mstate, fact)
+                        new_mstates[index] = monitor.step(new_mstates[index], fact)
                     except MonitorViolation as broken:
                         violations.append(Violation(monitor.name, f"{fact}: {broken}"))
-                new_mstates[index] = mstate
             mstates = tuple(new_mstates)
         for prop in self.step_props:
             if not prop.step(state, action, nxt):
@@ -135,10 +140,18 @@ class Product:
 
     def fairness_class(self, action: Action) -> str | None:
         """The weak-fairness class of an action: its actor, if the model declares that actor fair."""
-        for pattern in self.fair_patterns:
-            if fnmatchcase(action.actor, pattern):
-                return action.actor
-        return None
+        actor = action.actor
+        if actor not in self._fair_cache:
+            fair = any(fnmatchcase(actor, pattern) for pattern in self.fair_patterns)
+            self._fair_cache[actor] = actor if fair else None
+        return self._fair_cache[actor]
+
+
+def _unsettled(index: int, monitor: Monitor) -> Any:
+    def trigger(pstate: PState) -> bool:
+        return not monitor.settled(pstate[1][index])
+
+    return trigger
 
 
 def _settled(index: int, monitor: Monitor) -> Any:

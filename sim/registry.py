@@ -132,10 +132,7 @@ def available_models() -> dict[str, ModelSpec]:
     """Every registered model spec, by name, in name order."""
     found: dict[str, ModelSpec] = {}
     for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
-        spec = _load(ep)
-        if not isinstance(spec, ModelSpec):
-            raise UsageError(f"entry point {ep.name!r} ({ep.value}) is not a ModelSpec; fix the package that declares it")
-        found[spec.name] = spec
+        found[ep.name] = get_model_spec(ep.name)
     return found
 
 
@@ -159,8 +156,12 @@ def _load(ep: Any) -> Any:
 
 
 def get_model_spec(name: str) -> ModelSpec:
-    models = available_models()
-    if name not in models:
-        known = ", ".join(models) or "none (is steersim installed with `pip install -e .`?)"
+    """The spec registered as `name`; only that entry point is loaded."""
+    points = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    if name not in points:
+        known = ", ".join(sorted(points)) or "none (is steersim installed with `pip install -e .`?)"
         raise UsageError(f"unknown model {name!r}; known models: {known}")
-    return models[name]
+    spec = _load(points[name])
+    if not isinstance(spec, ModelSpec):
+        raise UsageError(f"entry point {name!r} is not a ModelSpec; fix the package that declares it")
+    return spec

@@ -1,0 +1,221 @@
+"""The `steersim` command line (design section 5).
+
+Exit codes: 0 every property holds; 1 a property is violated or a `sometimes` was never reached;
+2 bad usage or bad input (one line naming the problem and the fix); 3 incomplete (a limit was hit
+before any violation).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from sim.errors import UsageError
+
+EXIT_OK, EXIT_VIOLATION, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises UsageError instead of exiting, so every bad input takes one path."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{self.prog}: {message} (see `{self.prog} --help`)")
+
+
+def parse_seeds(text: str) -> range:
+    """`A..B` (inclusive) or a single seed `N`."""
+    lo, sep, hi = text.partition("..")
+    try:
+        start = int(lo)
+        stop = int(hi) if sep else start
+    except ValueError:
+        raise UsageError(f"--seeds takes A..B or N with whole numbers, not {text!r} (e.g. --seeds 0..999)") from None
+    if start < 0 or stop < start:
+        raise UsageError(f"--seeds {text}: need 0 <= A <= B")
+    return range(start, stop + 1)
+
+
+def _model_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", help="model name (see `steersim models`)")
+    p.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE", help="set a parameter")
+    p.add_argument("--bug", help="run a named bug variant")
+
+
+def _build(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
+    from sim.registry import get_model_spec
+
+    spec = get_model_spec(args.model)
+    params = spec.resolve(spec.parse_assignments(args.param))
+    return spec, params, spec.build(params, args.bug)
+
+
+def cmd_models(args: argparse.Namespace) -> int:
+    from sim.registry import available_models
+
+    specs = available_models()
+    if args.json:
+        print(json.dumps([spec.to_json() for spec in specs.values()], indent=2))
+        return EXIT_OK
+    for spec in specs.values():
+        print(f"{spec.name}: {spec.doc}")
+        for param in spec.params:
+            print(f"  -p {param.name}={param.default!s:<12} {param.doc}")
+        for bug, doc in spec.bugs.items():
+            print(f"  --bug {bug}: {doc}")
+    return EXIT_OK
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from sim.explorer import CheckOptions, check
+    from sim.reports import check_json, check_junit, write_json
+
+    _, params, model = _build(args)
+    if args.strategy not in ("bfs", "dfs"):
+        raise UsageError(f"--strategy takes bfs or dfs, not {args.strategy!r}")
+    progress = None if args.quiet else _progress_line
+    options = CheckOptions(strategy=args.strategy, max_states=args.max_states, max_depth=args.max_depth,
+                           timeout=args.timeout, max_memory_mb=args.max_memory, keep_going=args.keep_going,
+                           liveness=not args.no_liveness, liveness_limit=args.liveness_limit, progress=progress)
+    result = check(model, options)
+    for prop in result.properties:
+        line = f"{prop.status:>10}  {prop.kind:<10} {prop.name}"
+        if prop.status == "violated" and prop.counterexample is not None:
+            line += f"  ({len(prop.counterexample.steps)} steps)"
+        print(line)
+    for prop in result.properties:
+        if prop.status == "violated" and prop.counterexample is not None:
+            _print_counterexample(prop.name, prop.counterexample)
+    for note in result.notes:
+        print(f"note: {note}")
+    print(f"{result.status}: {result.states:,} distinct states, {result.transitions:,} transitions, "
+          f"depth {result.max_depth}, {result.seconds:.2f} s")
+    if args.json:
+        write_json(args.json, check_json(result, params, args.bug))
+    if args.junit:
+        Path(args.junit).write_text(check_junit(result, args.bug))
+    return result.exit_code
+
+
+def _print_counterexample(name: str, path: Any) -> None:
+    print(f"\ncounterexample for {name}:")
+    for i, step in enumerate(path.steps, 1):
+        loop = "  <- loop starts" if path.loop_start is not None and i - 1 == path.loop_start else ""
+        print(f"  {i:3}. {step.action.label()}{loop}")
+        for fact in step.facts:
+            print(f"         {fact}")
+    if path.violation is not None:
+        print(f"  violated: {path.violation.message}")
+    print()
+
+
+def _progress_line(info: dict[str, Any]) -> None:
+    print(f"progress: {info['seconds']:7.1f} s  states {info['states']:,}  distinct {info['distinct']:,}  "
+          f"queue {info['queue']:,}  depth {info['depth']}  rate {info['rate']:,.0f}/s", file=sys.stderr, flush=True)
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    from sim.sweep import run_sweep
+
+    spec, params, model = _build(args)
+    seeds = parse_seeds(args.seeds)
+    started = time.monotonic()
+    report = run_sweep(spec.name, params, args.bug, model, seeds, timing_file=args.timing,
+                       max_steps=args.max_steps, max_time=args.max_time, out=Path(args.out))
+    print(report.summary_line())
+    for line in report.property_lines():
+        print(line)
+    if report.first_trace is not None:
+        print(f"first counterexample: seed {report.first_seed}, trace {report.first_trace}")
+    print(f"wall time {time.monotonic() - started:.2f} s", file=sys.stderr)
+    if args.json:
+        from sim.reports import write_json
+
+        write_json(args.json, report.to_json())
+    return report.exit_code
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from sim.trace import read_trace, replay
+
+    trace = read_trace(args.trace)
+    result = replay(trace)
+    print(("ok: " if result.ok else "differs: ") + result.message)
+    for violation in result.violations:
+        print(f"violated {violation.property}: {violation.message}")
+    return EXIT_OK if result.ok and not result.violations else EXIT_VIOLATION
+
+
+def _delegate(group: str) -> Callable[[argparse.Namespace], int]:
+    def run(args: argparse.Namespace) -> int:
+        from sim.registry import plugin
+
+        return int(plugin(group, args.system)(list(args.rest)))
+
+    return run
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="steersim", description="Model checking and simulation of mid-turn steering.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("models", help="list models, their parameters and bug variants")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(run=cmd_models)
+
+    p = sub.add_parser("check", help="explore every interleaving and judge every property")
+    _model_args(p)
+    p.add_argument("--strategy", default="bfs", help="bfs (shortest counterexamples, default) or dfs")
+    p.add_argument("--max-states", type=int, help="stop (incomplete) after this many distinct states")
+    p.add_argument("--max-depth", type=int, help="do not expand states deeper than this (incomplete)")
+    p.add_argument("--timeout", type=float, help="stop (incomplete) after this many seconds")
+    p.add_argument("--max-memory", type=float, metavar="MB", help="stop (incomplete) above this resident size")
+    p.add_argument("--keep-going", action="store_true", help="judge every property, not stop at the first violation")
+    p.add_argument("--no-liveness", action="store_true", help="skip eventually-properties")
+    p.add_argument("--liveness-limit", type=int, default=2_000_000, help="states above which liveness is skipped")
+    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p.add_argument("--json", help="write the JSON report here")
+    p.add_argument("--junit", help="write JUnit XML here (one test case per property)")
+    p.set_defaults(run=cmd_check)
+
+    p = sub.add_parser("simulate", help="run seeds in virtual time under a timing profile")
+    _model_args(p)
+    p.add_argument("--seeds", default="0..99", help="A..B inclusive, or N (default 0..99)")
+    p.add_argument("--timing", help="TOML timing profile (default: the model's own)")
+    p.add_argument("--max-steps", type=int, default=10_000, help="steps per run at most")
+    p.add_argument("--max-time", type=float, help="virtual time per run at most")
+    p.add_argument("--out", default="steersim-traces", help="folder for the first counterexample's trace")
+    p.add_argument("--json", help="write the JSON report here")
+    p.set_defaults(run=cmd_simulate)
+
+    p = sub.add_parser("replay", help="re-execute a trace and name the first step that differs")
+    p.add_argument("trace")
+    p.set_defaults(run=cmd_replay)
+
+    for name, group, what in (("conform", "steersim.conform", "check a real implementation against its model"),
+                              ("serve", "steersim.serve", "serve a protocol as its model decides")):
+        p = sub.add_parser(name, help=what, add_help=False)
+        p.add_argument("system")
+        p.add_argument("rest", nargs=argparse.REMAINDER)
+        p.set_defaults(run=_delegate(group))
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        return args.run(args)
+    except UsageError as bad:
+        print(f"steersim: error: {bad}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("steersim: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,153 @@
+"""Timing profiles: how long each kind of action takes to fire once enabled.
+
+A profile maps action kinds (exact names or fnmatch patterns such as `tool.*`) to delay distributions,
+with a `default` entry for every other kind. Profiles are plain mappings, so they live in TOML files,
+in a model's `default_timing()` and in a trace header alike:
+
+    [default]
+    dist = "exponential"
+    mean = 0.2
+
+    ["tool.finish"]
+    dist = "lognormal"
+    median = 1.5
+    sigma = 1.0
+
+Each kind draws from its own numpy stream, derived from the run's seed and a stable hash of the kind's
+name with `SeedSequence`, so adding an action kind to a model does not perturb the delays of the others.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from hashlib import blake2b
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sim.errors import UsageError
+
+# distribution name -> the parameters it takes
+DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
+    "immediate": (),
+    "constant": ("value",),
+    "uniform": ("low", "high"),
+    "exponential": ("mean",),
+    "lognormal": ("median", "sigma"),
+}
+BLOCK = 256  # delays drawn per numpy call: one call per block keeps the per-step cost low
+
+
+@dataclass(frozen=True)
+class Delay:
+    dist: str
+    params: tuple[float, ...]
+
+    @classmethod
+    def from_mapping(cls, where: str, spec: Any) -> Delay:
+        if not isinstance(spec, Mapping) or "dist" not in spec:
+            raise UsageError(f"timing entry {where!r} needs a table with dist = one of {', '.join(DISTRIBUTIONS)}")
+        dist = spec["dist"]
+        if dist not in DISTRIBUTIONS:
+            raise UsageError(f"timing entry {where!r}: unknown dist {dist!r}; use one of {', '.join(DISTRIBUTIONS)}")
+        names = DISTRIBUTIONS[dist]
+        extra = sorted(set(spec) - {"dist", *names})
+        missing = [n for n in names if n not in spec]
+        if missing or extra:
+            raise UsageError(f"timing entry {where!r}: dist {dist!r} takes exactly {', '.join(names) or 'nothing'}"
+                             + (f"; missing {', '.join(missing)}" if missing else "")
+                             + (f"; unexpected {', '.join(extra)}" if extra else ""))
+        values = []
+        for n in names:
+            v = spec[n]
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+                raise UsageError(f"timing entry {where!r}: {n} must be a finite number >= 0, not {v!r}")
+            values.append(float(v))
+        if dist == "uniform" and values[0] > values[1]:
+            raise UsageError(f"timing entry {where!r}: uniform needs low <= high")
+        if dist in ("exponential", "lognormal") and values[0] <= 0:
+            raise UsageError(f"timing entry {where!r}: {names[0]} must be > 0")
+        return cls(dist, tuple(values))
+
+    def to_mapping(self) -> dict[str, Any]:
+        return {"dist": self.dist, **dict(zip(DISTRIBUTIONS[self.dist], self.params, strict=True))}
+
+    def draw(self, rng: np.random.Generator, size: int) -> list[float]:
+        p = self.params
+        if self.dist == "immediate":
+            return [0.0] * size
+        if self.dist == "constant":
+            return [p[0]] * size
+        if self.dist == "uniform":
+            return rng.uniform(p[0], p[1], size).tolist()
+        if self.dist == "exponential":
+            return rng.exponential(p[0], size).tolist()
+        return rng.lognormal(math.log(p[0]), p[1], size).tolist()
+
+
+@dataclass(frozen=True)
+class TimingProfile:
+    """Kinds and patterns in their given order, then the default."""
+
+    entries: tuple[tuple[str, Delay], ...]
+    default: Delay
+
+    @classmethod
+    def from_mapping(cls, spec: Mapping[str, Any]) -> TimingProfile:
+        if not isinstance(spec, Mapping):
+            raise UsageError("a timing profile is a table of action kinds, each with dist = ...")
+        entries = tuple((k, Delay.from_mapping(k, v)) for k, v in spec.items() if k != "default")
+        default = Delay.from_mapping("default", spec.get("default", {"dist": "exponential", "mean": 1.0}))
+        return cls(entries, default)
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> TimingProfile:
+        try:
+            with open(path, "rb") as f:
+                data = tomllib.load(f)
+        except FileNotFoundError:
+            raise UsageError(f"timing file {str(path)!r} does not exist") from None
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as bad:
+            raise UsageError(f"timing file {str(path)!r} is not valid TOML: {bad}") from None
+        return cls.from_mapping(data)
+
+    def to_mapping(self) -> dict[str, Any]:
+        return {"default": self.default.to_mapping(), **{k: d.to_mapping() for k, d in self.entries}}
+
+    def delay_for(self, kind: str) -> Delay:
+        for pattern, delay in self.entries:
+            if pattern == kind or fnmatchcase(kind, pattern):
+                return delay
+        return self.default
+
+
+def kind_key(kind: str) -> int:
+    """A stable 32-bit key for a kind's name (never Python's salted hash)."""
+    return int.from_bytes(blake2b(kind.encode(), digest_size=4).digest(), "little")
+
+
+class Clocks:
+    """Per-kind delay streams for one run. `delay(kind)` is the next firing delay for that kind."""
+
+    def __init__(self, profile: TimingProfile, seed: int) -> None:
+        self.profile = profile
+        self.seed = seed
+        self._buffers: dict[str, list[float]] = {}
+        self._streams: dict[str, tuple[np.random.Generator, Delay]] = {}
+
+    def delay(self, kind: str) -> float:
+        buffer = self._buffers.get(kind)
+        if not buffer:
+            stream = self._streams.get(kind)
+            if stream is None:
+                rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(self.seed, spawn_key=(kind_key(kind),))))
+                stream = self._streams[kind] = (rng, self.profile.delay_for(kind))
+            buffer = stream[1].draw(stream[0], BLOCK)
+            buffer.reverse()
+            self._buffers[kind] = buffer
+        return buffer.pop()
