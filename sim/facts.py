@@ -6,8 +6,7 @@ facts. The core invariants read only facts, so they are written once and judge e
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 FACT_NAMES = (
     "steer.submitted",
@@ -25,18 +24,23 @@ FACT_NAMES = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Fact:
-    """One fact: a name from FACT_NAMES and its fields, in the fixed order of its constructor."""
+class Fact(NamedTuple):
+    """One fact: a name from FACT_NAMES and its fields, in the fixed order of its constructor. A named
+    tuple, so building and comparing facts on every step costs little."""
 
     name: str
     fields: tuple[tuple[str, Any], ...]
 
-    def __getitem__(self, key: str) -> Any:
+    def get(self, key: str) -> Any:
+        """The value of field `key`."""
         for k, v in self.fields:
             if k == key:
                 return v
         raise KeyError(key)
+
+    def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
+        """`fact["id"]` reads a field; an integer index still reads the tuple."""
+        return self.get(key) if isinstance(key, str) else tuple.__getitem__(self, key)
 
     def to_json(self) -> dict[str, Any]:
         return {"fact": self.name, **dict(self.fields)}

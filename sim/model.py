@@ -7,18 +7,19 @@ that every simulated trace is a path of the explored graph by construction.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, Protocol, TypeVar
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Generic, Literal, NamedTuple, Protocol, TypeVar
 
 from sim.facts import Fact
 
 S = TypeVar("S", bound=Hashable)
 
 
-@dataclass(frozen=True, slots=True)
-class Action:
+class Action(NamedTuple):
     """Something one participant does. `actor` is a lane of the timing diagram, `kind` the key of the
-    timing profile, `args` hashable details that tell two actions of one kind apart."""
+    timing profile, `args` hashable details that tell two actions of one kind apart. A named tuple, not
+    a dataclass: both engines build, hash and compare actions on every step, and tuples do that in C."""
 
     actor: str
     kind: str
@@ -32,14 +33,14 @@ class Action:
         return {"actor": self.actor, "kind": self.kind, "args": _jsonable(self.args)}
 
 
-@dataclass(frozen=True, slots=True)
-class Event:
-    """What the real system would show, in its own vocabulary: `source -> target` draws an arrow."""
+class Event(NamedTuple):
+    """What the real system would show, in its own vocabulary: `source -> target` draws an arrow.
+    `data` is never mutated once built (it is shared, e.g. by the empty default)."""
 
     source: str
     target: str
     name: str
-    data: Mapping[str, Any] = field(default_factory=dict)
+    data: Mapping[str, Any] = MappingProxyType({})
 
     def to_json(self) -> dict[str, Any]:
         return {"source": self.source, "target": self.target, "name": self.name, "data": _jsonable(self.data)}

@@ -112,7 +112,7 @@ class OneActiveTurn(Monitor):
 
     def step(self, state: tuple, fact: Fact) -> tuple:
         if fact.name == "turn.started":
-            turn, chain = fact["turn"], fact["chain"]
+            turn, chain = fact.get("turn"), fact.get("chain")
             index = _find(state, chain)
             if index >= 0:
                 raise MonitorViolation(
@@ -120,7 +120,7 @@ class OneActiveTurn(Monitor):
                 )
             return tuple(sorted((*state, (chain, turn)), key=lambda item: str(item[0])))
         if fact.name == "turn.ended":
-            turn = fact["turn"]
+            turn = fact.get("turn")
             for index, (_, active) in enumerate(state):
                 if active == turn:
                     return _without(state, index)
@@ -146,9 +146,9 @@ class OrderedHistory(Monitor):
         targets, accepted, history = state
         name = fact.name
         if name == "steer.submitted":
-            return ((*targets, (fact["id"], fact["target"])), accepted, history)
+            return ((*targets, (fact.get("id"), fact.get("target"))), accepted, history)
         if name == "steer.accepted" or name == "steer.rejected":
-            sid = fact["id"]
+            sid = fact.get("id")
             index = _find(targets, sid)
             if index < 0:
                 return state
@@ -158,7 +158,7 @@ class OrderedHistory(Monitor):
                 accepted = (*accepted, (sid, target))
             return (targets, accepted, history)
         if name in RESOLUTIONS:
-            sid = fact["id"]
+            sid = fact.get("id")
             index = _find(accepted, sid)
             if index < 0:
                 index = _find(targets, sid)
@@ -173,7 +173,7 @@ class OrderedHistory(Monitor):
                         )
             return (targets, _without(accepted, index), history)
         if name == "history.appended":
-            chain, item = fact["chain"], fact["item"]
+            chain, item = fact.get("chain"), fact.get("item")
             index = _find(history, chain)
             items = history[index][1] if index >= 0 else ()
             if item in items:
@@ -201,7 +201,7 @@ class PairedToolResults(Monitor):
         turns, calls = state
         name = fact.name
         if name == "turn.started":
-            turn, chain = fact["turn"], fact["chain"]
+            turn, chain = fact.get("turn"), fact.get("chain")
             for call, call_chain, _ in calls:
                 if call_chain == chain:
                     raise MonitorViolation(
@@ -210,14 +210,14 @@ class PairedToolResults(Monitor):
             kept = tuple(entry for entry in turns if entry[1] != chain)
             return ((*kept, (turn, chain)), calls)
         if name == "tool.requested":
-            call, turn = fact["call"], fact["turn"]
+            call, turn = fact.get("call"), fact.get("turn")
             if _find(calls, call) >= 0:
                 raise MonitorViolation(f"call {call!r} requested again before its result")
             index = _find(turns, turn)
             chain = turns[index][1] if index >= 0 else turn
             return (turns, (*calls, (call, chain, False)))
         if name == "tool.started":
-            call = fact["call"]
+            call = fact.get("call")
             index = _find(calls, call)
             if index < 0:
                 raise MonitorViolation(f"call {call!r} started but it has no open request")
@@ -226,7 +226,7 @@ class PairedToolResults(Monitor):
             entry = (call, calls[index][1], True)
             return (turns, calls[:index] + (entry,) + calls[index + 1 :])
         if name == "tool.result":
-            call = fact["call"]
+            call = fact.get("call")
             index = _find(calls, call)
             if index < 0:
                 raise MonitorViolation(f"result for call {call!r}, which has no open request (a second result?)")

@@ -40,7 +40,7 @@ DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "exponential": ("mean",),
     "lognormal": ("median", "sigma"),
 }
-BLOCK = 256  # delays drawn per numpy call: one call per block keeps the per-step cost low
+FIRST_BLOCK, MAX_BLOCK = 8, 512  # delays drawn per numpy call: blocks double, so short runs draw little
 
 
 @dataclass(frozen=True)
@@ -78,16 +78,18 @@ class Delay:
         return {"dist": self.dist, **dict(zip(DISTRIBUTIONS[self.dist], self.params, strict=True))}
 
     def draw(self, rng: np.random.Generator, size: int) -> list[float]:
+        """`size` delays. Scaled standard draws: the same numbers as numpy's parametrised samplers,
+        without their per-call argument checking, which dominates for small blocks."""
         p = self.params
         if self.dist == "immediate":
             return [0.0] * size
         if self.dist == "constant":
             return [p[0]] * size
         if self.dist == "uniform":
-            return rng.uniform(p[0], p[1], size).tolist()
+            return (p[0] + (p[1] - p[0]) * rng.random(size)).tolist()
         if self.dist == "exponential":
-            return rng.exponential(p[0], size).tolist()
-        return rng.lognormal(math.log(p[0]), p[1], size).tolist()
+            return (p[0] * rng.standard_exponential(size)).tolist()
+        return (p[0] * np.exp(p[1] * rng.standard_normal(size))).tolist()
 
 
 @dataclass(frozen=True)
@@ -134,20 +136,43 @@ def kind_key(kind: str) -> int:
 class Clocks:
     """Per-kind delay streams for one run. `delay(kind)` is the next firing delay for that kind."""
 
-    def __init__(self, profile: TimingProfile, seed: int) -> None:
+    def __init__(self, profile: TimingProfile, seed: int, kinds: dict[str, tuple[Delay, int]] | None = None) -> None:
+        """`kinds` memoises each kind's delay and stream key; pass one dict to the Clocks of every run
+        that shares `profile`, so the lookup is done once per sweep."""
         self.profile = profile
         self.seed = seed
         self._buffers: dict[str, list[float]] = {}
-        self._streams: dict[str, tuple[np.random.Generator, Delay]] = {}
+        self._streams: dict[str, list[Any]] = {}
+        self._kinds = {} if kinds is None else kinds
 
     def delay(self, kind: str) -> float:
         buffer = self._buffers.get(kind)
         if not buffer:
             stream = self._streams.get(kind)
             if stream is None:
-                rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(self.seed, spawn_key=(kind_key(kind),))))
-                stream = self._streams[kind] = (rng, self.profile.delay_for(kind))
-            buffer = stream[1].draw(stream[0], BLOCK)
+                resolved = self._kinds.get(kind)
+                if resolved is None:
+                    resolved = self._kinds[kind] = (self.profile.delay_for(kind), kind_key(kind))
+                delay, key = resolved
+                if delay.dist in ("immediate", "constant"):
+                    value = delay.params[0] if delay.params else 0.0
+                    self._buffers[kind] = _Constant(value)
+                    return value
+                seq = np.random.SeedSequence(self.seed, spawn_key=(key,))
+                stream = self._streams[kind] = [np.random.Generator(np.random.PCG64(seq)), delay, FIRST_BLOCK]
+            buffer = stream[1].draw(stream[0], stream[2])
+            stream[2] = min(stream[2] * 2, MAX_BLOCK)
             buffer.reverse()
             self._buffers[kind] = buffer
         return buffer.pop()
+
+
+class _Constant(list):
+    """A buffer that never runs out: constant delays need no stream."""
+
+    def __init__(self, value: float) -> None:
+        super().__init__((value,))
+        self.value = value
+
+    def pop(self, index: int = -1) -> float:  # type: ignore[override]
+        return self.value

@@ -1,0 +1,284 @@
+"""Executors for seed sweeps: the same seeds, run in this process, in a process pool, or on Dask.
+
+`sim.sweep.run_sweep` folds verdicts in seed order, so a sweep's report does not depend on where its
+seeds ran. An executor here only has to give back every seed's `RunVerdict`: it ships the seeds in
+chunks (one task per chunk, never one per seed, so that scheduling costs little next to simulating), and
+each worker rebuilds the simulator from a small picklable `SweepRecipe` once and reuses it for every
+chunk it gets. This module is an outer ring: it imports Dask only when a Dask executor is asked for.
+
+Swarm testing (as in FoundationDB's simulator and Hypothesis): with `swarm`, each seed also turns off a
+random subset of the environment's action kinds for its whole run, so that runs explore corners a
+uniform mix of everything would rarely reach (a run in which the user never steers, or in which faults
+never fire). Only kinds of actors outside the model's `fair_actors` are ever turned off: the system's own
+steps always run, so a run that stops because everything left is turned off is a run in which the
+environment fell silent, which the model's fairness allows.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sim.errors import UsageError
+from sim.model import Action, Model
+from sim.registry import get_model_spec
+from sim.simulator import Simulator
+from sim.sweep import RunVerdict, SweepReport, run_seeds, run_sweep
+from sim.timing import TimingProfile, kind_key
+from sim.trace import make_trace, write_trace
+
+SWARM_STREAM = 0x5357_524D  # spawn-key tag of the swarm streams, so they never coincide with timing streams
+CHUNKS_PER_WORKER = 8  # enough chunks to balance uneven runs, few enough that scheduling stays cheap
+MAX_CHUNK = 2_000
+
+Swarm = tuple[str, ...]  # the kinds one run turned off, in name order
+ChunkResult = tuple[list[RunVerdict], list[Swarm]]
+
+
+@dataclass(frozen=True)
+class SweepRecipe:
+    """Everything a worker needs to rebuild the simulator: a registered model's name, its resolved
+    parameters, the bug variant, the timing profile (canonical JSON, so the recipe is hashable and
+    cheap to ship) and the run bounds."""
+
+    model: str
+    params: tuple[tuple[str, Any], ...]
+    bug: str | None
+    timing_json: str
+    max_steps: int = 10_000
+    max_time: float | None = None
+    swarm: bool = False
+
+    @classmethod
+    def create(cls, model: str, params: Mapping[str, Any], bug: str | None, timing: TimingProfile,
+               max_steps: int = 10_000, max_time: float | None = None, swarm: bool = False) -> SweepRecipe:
+        return cls(model, tuple(params.items()), bug, json.dumps(timing.to_mapping()), max_steps, max_time, swarm)
+
+    def timing(self) -> TimingProfile:
+        return TimingProfile.from_mapping(json.loads(self.timing_json))
+
+    def build_model(self) -> Model:
+        return get_model_spec(self.model).build(dict(self.params), self.bug)
+
+
+class SwarmModel:
+    """A model with some environment action kinds turned off for one run.
+
+    `choose(seed)` starts a run: each non-fair kind is turned off with probability one half, decided
+    the first time the kind is offered, from a numpy stream keyed by the seed and the kind's name only.
+    So the decision for one kind depends neither on the timing streams nor on which other kinds exist
+    or when they first appear, and any executor makes the same choices."""
+
+    def __init__(self, inner: Model) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.fair_actors = tuple(inner.fair_actors)
+        self._seed = 0
+        self._decisions: dict[str, bool] = {}
+        self._fair: dict[str, bool] = {}
+
+    def choose(self, seed: int) -> None:
+        self._seed = seed
+        self._decisions = {}
+
+    def disabled(self) -> Swarm:
+        """The kinds turned off in the current run, among those the run was offered."""
+        return tuple(sorted(kind for kind, on in self._decisions.items() if not on))
+
+    def _enabled(self, action: Action) -> bool:
+        fair = self._fair.get(action.actor)
+        if fair is None:
+            fair = self._fair[action.actor] = any(fnmatchcase(action.actor, p) for p in self.fair_actors)
+        if fair:
+            return True
+        on = self._decisions.get(action.kind)
+        if on is None:
+            stream = np.random.SeedSequence(self._seed, spawn_key=(SWARM_STREAM, kind_key(action.kind)))
+            on = self._decisions[action.kind] = bool(np.random.default_rng(stream).random() < 0.5)
+        return on
+
+    def init_states(self) -> Sequence[Any]:
+        return self.inner.init_states()
+
+    def actions(self, state: Any) -> Sequence[Action]:
+        return [a for a in self.inner.actions(state) if self._enabled(a)]
+
+    def next_state(self, state: Any, action: Action) -> Any:
+        return self.inner.next_state(state, action)
+
+    def observe(self, state: Any, action: Action, next: Any) -> Sequence[Any]:
+        return self.inner.observe(state, action, next)
+
+    def facts(self, event: Any) -> Sequence[Any]:
+        return self.inner.facts(event)
+
+    def properties(self) -> Sequence[Any]:
+        return self.inner.properties()
+
+    def monitors(self) -> Sequence[Any]:
+        return tuple(getattr(self.inner, "monitors", lambda: ())())
+
+    def default_timing(self) -> Mapping[str, Any]:
+        return self.inner.default_timing()
+
+
+@lru_cache(maxsize=8)
+def _simulator(recipe: SweepRecipe) -> tuple[Simulator, SwarmModel | None]:
+    """One simulator per recipe per process: workers build it on their first chunk only."""
+    model = recipe.build_model()
+    swarm = SwarmModel(model) if recipe.swarm else None
+    return Simulator(swarm or model, recipe.timing(), recipe.max_steps, recipe.max_time), swarm
+
+
+def run_chunk(recipe: SweepRecipe, seeds: Sequence[int]) -> ChunkResult:
+    """Run one chunk of seeds: the unit of work every executor ships. With swarm, also the kinds each
+    run turned off."""
+    simulator, swarm = _simulator(recipe)
+    if swarm is None:
+        return run_seeds(simulator, seeds), []
+    verdicts, subsets = [], []
+    for seed in seeds:
+        swarm.choose(seed)
+        verdicts.extend(run_seeds(simulator, [seed]))
+        subsets.append(swarm.disabled())
+    return verdicts, subsets
+
+
+def chunk_seeds(seeds: Sequence[int], workers: int, chunk_size: int | None = None) -> list[Sequence[int]]:
+    """Consecutive slices of `seeds`: `chunk_size` each, or about CHUNKS_PER_WORKER per worker."""
+    size = chunk_size or max(1, min(MAX_CHUNK, math.ceil(len(seeds) / (workers * CHUNKS_PER_WORKER))))
+    return [seeds[i : i + size] for i in range(0, len(seeds), size)]
+
+
+class SeedExecutor:
+    """Base of the executors: `executor(seeds) -> verdicts`, the call `run_sweep` makes. Subclasses say
+    how a list of chunks is mapped; the swarm subsets of the last call are kept in `swarm_subsets`."""
+
+    workers = 1
+
+    def __init__(self, recipe: SweepRecipe, chunk_size: int | None = None) -> None:
+        self.recipe = recipe
+        self.chunk_size = chunk_size
+        self.swarm_subsets: dict[int, Swarm] = {}
+
+    def map_chunks(self, chunks: list[Sequence[int]]) -> list[ChunkResult]:
+        return [run_chunk(self.recipe, chunk) for chunk in chunks]
+
+    def __call__(self, seeds: Sequence[int]) -> list[RunVerdict]:
+        verdicts: list[RunVerdict] = []
+        self.swarm_subsets = {}
+        for chunk_verdicts, subsets in self.map_chunks(chunk_seeds(seeds, self.workers, self.chunk_size)):
+            verdicts.extend(chunk_verdicts)
+            self.swarm_subsets.update((v.seed, s) for v, s in zip(chunk_verdicts, subsets, strict=False))
+        return verdicts
+
+    def close(self) -> None:
+        """Release workers or cluster connections (nothing to release in-process)."""
+
+
+class ProcessExecutor(SeedExecutor):
+    """Chunks on a pool of local worker processes."""
+
+    def __init__(self, recipe: SweepRecipe, workers: int, chunk_size: int | None = None) -> None:
+        super().__init__(recipe, chunk_size)
+        self.workers = workers
+        self._pool = ProcessPoolExecutor(max_workers=workers)
+
+    def map_chunks(self, chunks: list[Sequence[int]]) -> list[ChunkResult]:
+        return list(self._pool.map(run_chunk, [self.recipe] * len(chunks), chunks))
+
+    def close(self) -> None:
+        self._pool.shutdown()
+
+
+class DaskExecutor(SeedExecutor):
+    """Chunks on a Dask distributed cluster: `address` of a running scheduler, or "local" for a
+    LocalCluster of two worker processes started (and stopped by `close`) here."""
+
+    def __init__(self, recipe: SweepRecipe, address: str, chunk_size: int | None = None) -> None:
+        super().__init__(recipe, chunk_size)
+        try:
+            from dask.distributed import Client, LocalCluster
+        except ImportError:
+            raise UsageError("--dask needs Dask distributed; install it with `pip install -e '.[dist]'`") from None
+        self._cluster = None
+        if address == "local":
+            self._cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                         dashboard_address=None)
+            self._client = Client(self._cluster)
+        else:
+            try:
+                self._client = Client(address, timeout=30)
+            except OSError as unreachable:
+                raise UsageError(f"--dask {address}: cannot reach a Dask scheduler there ({unreachable}); "
+                                 "give tcp://HOST:PORT of a running scheduler, or `local`") from None
+        self.workers = max(1, len(self._client.scheduler_info().get("workers", {})))
+
+    def map_chunks(self, chunks: list[Sequence[int]]) -> list[ChunkResult]:
+        futures = self._client.map(run_chunk, [self.recipe] * len(chunks), [list(c) for c in chunks], pure=False)
+        return self._client.gather(futures)
+
+    def close(self) -> None:
+        self._client.close()
+        if self._cluster is not None:
+            self._cluster.close()
+
+
+def make_executor(recipe: SweepRecipe, workers: int = 1, dask: str | None = None,
+                  chunk_size: int | None = None) -> SeedExecutor:
+    if dask is not None:
+        return DaskExecutor(recipe, dask, chunk_size)
+    if workers < 1:
+        raise UsageError(f"--workers takes a whole number >= 1, not {workers}")
+    if workers == 1:
+        return SeedExecutor(recipe, chunk_size)
+    return ProcessExecutor(recipe, workers, chunk_size)
+
+
+def sweep(model: str, params: Mapping[str, Any], bug: str | None, seeds: Sequence[int],
+          timing_file: str | None = None, max_steps: int = 10_000, max_time: float | None = None,
+          out: Path | None = None, workers: int = 1, dask: str | None = None, swarm: bool = False,
+          chunk_size: int | None = None) -> SweepReport:
+    """`run_sweep` of a registered model on the executor chosen by `workers`/`dask`. The report is the
+    same whatever runs the seeds. With `swarm` it also lists, per run, the kinds that run turned off,
+    and the first counterexample's trace is recorded with that run's kinds turned off."""
+    inner = get_model_spec(model).build(params, bug)
+    timing = TimingProfile.from_file(timing_file) if timing_file else TimingProfile.from_mapping(inner.default_timing())
+    recipe = SweepRecipe.create(model, params, bug, timing, max_steps, max_time, swarm)
+    executor = make_executor(recipe, workers, dask, chunk_size)
+    try:
+        report = run_sweep(model, params, bug, inner, seeds, timing_file=timing_file, max_steps=max_steps,
+                           max_time=max_time, out=None if swarm else out, executor=executor)
+    finally:
+        executor.close()
+    if swarm:
+        report.extra["swarm"] = [{"seed": seed, "disabled": list(executor.swarm_subsets[seed])} for seed in seeds]
+        if report.first_seed is not None and out is not None:
+            report.first_trace = str(_record_swarm_run(recipe, report.first_seed, out))
+    return report
+
+
+def _record_swarm_run(recipe: SweepRecipe, seed: int, out: Path) -> Path:
+    """Re-run one swarm seed with recording on and write its trace. The trace is a path of the whole
+    model (turning kinds off only removes choices), so `steersim replay` checks it as it is."""
+    swarm = SwarmModel(recipe.build_model())
+    swarm.choose(seed)
+    simulator = Simulator(swarm, recipe.timing(), recipe.max_steps, recipe.max_time)
+    run = simulator.run(seed, record=True)
+    trace = make_trace(recipe.model, dict(recipe.params), recipe.bug, run.init_index,
+                       [s.transition for s in run.steps], [s.t for s in run.steps], seed,
+                       recipe.timing().to_mapping(), run.end, run.violations)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{recipe.model}{'-' + recipe.bug if recipe.bug else ''}-seed{seed}-swarm.jsonl"
+    write_trace(path, trace)
+    return path
+
