@@ -71,7 +71,7 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from sim.explorer import CheckOptions, check
+    from sim.explorer import CheckOptions, check, resume
     from sim.reports import check_json, check_junit, write_json
 
     _, params, model = _build(args)
@@ -80,8 +80,22 @@ def cmd_check(args: argparse.Namespace) -> int:
     progress = None if args.quiet else _progress_line
     options = CheckOptions(strategy=args.strategy, max_states=args.max_states, max_depth=args.max_depth,
                            timeout=args.timeout, max_memory_mb=args.max_memory, keep_going=args.keep_going,
-                           liveness=not args.no_liveness, liveness_limit=args.liveness_limit, progress=progress)
-    result = check(model, options)
+                           liveness=not args.no_liveness, liveness_limit=args.liveness_limit, progress=progress,
+                           por=args.por, symmetry=args.symmetry, checkpoint=args.checkpoint,
+                           checkpoint_every=args.checkpoint_every,
+                           identity={"model": args.model, "params": params, "bug": args.bug})
+    if args.graph:
+        from sim.graph import state_graph, write_graph
+
+        write_graph(state_graph(model), args.graph)
+    if args.resume:
+        result = resume(model, args.resume, options)
+    elif args.workers > 1:
+        from sim.parallel import check_parallel
+
+        result = check_parallel(model, options, args.workers, (args.model, params, args.bug))
+    else:
+        result = check(model, options)
     for prop in result.properties:
         line = f"{prop.status:>10}  {prop.kind:<10} {prop.name}"
         if prop.status == "violated" and prop.counterexample is not None:
@@ -150,6 +164,29 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return EXIT_OK if result.ok and not result.violations else EXIT_VIOLATION
 
 
+def cmd_diagram(args: argparse.Namespace) -> int:
+    from sim.diagram import save_diagram
+    from sim.timing import TimingProfile
+    from sim.trace import read_trace
+
+    if Path(args.output).suffix.lower() not in (".svg", ".png"):
+        raise UsageError(f"diagram -o {args.output}: the file must end in .svg or .png")
+    trace = read_trace(args.trace)
+    timing = TimingProfile.from_file(args.timing) if args.timing else None
+    save_diagram(trace, args.output, timing=timing, seed=args.seed)
+    print(f"wrote {args.output} ({len(trace.steps)} steps)")
+    return EXIT_OK
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from sim.htmlreport import REPORT_FILE, write_report
+
+    spec, params, _ = _build(args)
+    result = write_report(spec, params, args.bug, args.output, seed=args.seed)
+    print(f"wrote {Path(args.output) / REPORT_FILE}: {result.status}, {result.states:,} distinct states")
+    return result.exit_code
+
+
 def _delegate(group: str) -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
         from sim.registry import plugin
@@ -177,6 +214,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--keep-going", action="store_true", help="judge every property, not stop at the first violation")
     p.add_argument("--no-liveness", action="store_true", help="skip eventually-properties")
     p.add_argument("--liveness-limit", type=int, default=2_000_000, help="states above which liveness is skipped")
+    p.add_argument("--por", action="store_true", help="partial-order reduction over the model's local actions")
+    p.add_argument("--symmetry", action="store_true", help="explore each class of interchangeable ids once")
+    p.add_argument("--checkpoint", help="save progress to this file periodically")
+    p.add_argument("--checkpoint-every", type=float, default=60.0, metavar="S", help="seconds between checkpoints")
+    p.add_argument("--resume", help="continue the interrupted run saved in this checkpoint")
+    p.add_argument("--workers", type=int, default=1, help="explore with N processes (same verdicts and counts)")
+    p.add_argument("--graph", help="export the state graph (.graphml or .dot; small configurations only)")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.add_argument("--json", help="write the JSON report here")
     p.add_argument("--junit", help="write JUnit XML here (one test case per property)")
@@ -195,6 +239,19 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("replay", help="re-execute a trace and name the first step that differs")
     p.add_argument("trace")
     p.set_defaults(run=cmd_replay)
+
+    p = sub.add_parser("diagram", help="draw a trace as a timing diagram (SVG or PNG)")
+    p.add_argument("trace")
+    p.add_argument("-o", "--output", required=True, help="FILE.svg or FILE.png")
+    p.add_argument("--timing", help="TOML timing profile for an untimed trace (default: the model's own)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the times given to an untimed trace")
+    p.set_defaults(run=cmd_diagram)
+
+    p = sub.add_parser("report", help="write a self-contained HTML report: verdicts, counterexamples, diagrams")
+    _model_args(p)
+    p.add_argument("-o", "--output", required=True, help="folder for index.html")
+    p.add_argument("--seed", type=int, default=0, help="seed of the times given to counterexamples")
+    p.set_defaults(run=cmd_report)
 
     for name, group, what in (("conform", "steersim.conform", "check a real implementation against its model"),
                               ("serve", "steersim.serve", "serve a protocol as its model decides")):

@@ -76,8 +76,13 @@ def timing_diagram(source: Trace | Path, model: Model | None = None, *, params: 
     as it is; `save_diagram` writes it)."""
     trace, provenance = timed_trace(source, model, params, bug, timing, seed)
     loop_start = source.loop_start if isinstance(source, Path) else None
+    return draw_trace(trace, title, provenance, loop_start)
+
+
+def draw_trace(trace: Trace, title: str | None = None, note: str = "", loop_start: int | None = None) -> Figure:
+    """The timing diagram of `trace` as it is (timed or not); `note` follows the title."""
     heading = title or default_title(trace)
-    return render(layout(trace, f"{heading}  ·  {provenance}", loop_start), len(trace.steps))
+    return render(layout(trace, f"{heading}  ·  {note}" if note else heading, loop_start), len(trace.steps))
 
 
 def default_title(trace: Trace) -> str:
@@ -187,7 +192,7 @@ def _banners(c: _Canvas) -> None:
         lines = [textwrap.shorten(f"✗ {prop} violated ({where}): {message}", columns, placeholder=" …")
                  for prop, message in banner.broken]
         c.text(0.15, y1 - 0.06, "\n".join(lines), size=NORMAL, color=COLORS["violation"], weight="bold",
-               va="bottom", linespacing=1.6)
+               va="bottom", linespacing=1.45, zorder=5)
 
 
 def _elisions(c: _Canvas, total_steps: int) -> None:
@@ -195,12 +200,12 @@ def _elisions(c: _Canvas, total_steps: int) -> None:
         y = c.y(gap.y)
         c.ax.add_patch(Rectangle((0.05, y - 0.4 * LINE), c.width - 0.1, 0.8 * LINE, color="#eeeeee", lw=0,
                                  zorder=0.5))
-        span = "" if gap.t_first is None else f", t {gap.t_first:.3f}–{gap.t_last:.3f}"
+        span = "" if gap.t_first is None else f", t {gap.t_first:.3f} to {gap.t_last:.3f}"
         if gap.cut:
-            head = (f"✂ steps {gap.first}–{gap.last} not drawn, to keep the diagram short "
+            head = (f"✂ steps {gap.first} to {gap.last} not drawn, to keep the diagram short "
                     f"({total_steps} steps in all{span})")
         else:
-            head = f"⋯ steps {gap.first}–{gap.last} collapsed: nothing steer-related happened{span}"
+            head = f"⋯ steps {gap.first} to {gap.last} collapsed: nothing steer-related happened{span}"
         c.text(0.15, y, textwrap.shorten(f"{head}: {gap.summary}", 190, placeholder=" …"), color=COLORS["muted"],
                va="center", style="italic", zorder=3)
 

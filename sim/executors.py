@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import deque
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ import numpy as np
 
 from sim.errors import UsageError
 from sim.model import Action, Model
+from sim.product import Product
 from sim.registry import get_model_spec
 from sim.simulator import Simulator
 from sim.sweep import RunVerdict, SweepReport, run_seeds, run_sweep
@@ -39,6 +41,7 @@ from sim.trace import make_trace, write_trace
 SWARM_STREAM = 0x5357_524D  # spawn-key tag of the swarm streams, so they never coincide with timing streams
 CHUNKS_PER_WORKER = 8  # enough chunks to balance uneven runs, few enough that scheduling stays cheap
 MAX_CHUNK = 2_000
+SWARM_DISCOVERY_STATES = 5_000  # states looked at to find the kinds swarm testing may turn off
 
 Swarm = tuple[str, ...]  # the kinds one run turned off, in name order
 ChunkResult = tuple[list[RunVerdict], list[Swarm]]
@@ -71,46 +74,20 @@ class SweepRecipe:
 
 
 class SwarmModel:
-    """A model with some environment action kinds turned off for one run.
+    """A model with some environment action kinds turned off: `actions()` leaves them out. Immutable,
+    because the simulator memoises each state's enabled actions."""
 
-    `choose(seed)` starts a run: each non-fair kind is turned off with probability one half, decided
-    the first time the kind is offered, from a numpy stream keyed by the seed and the kind's name only.
-    So the decision for one kind depends neither on the timing streams nor on which other kinds exist
-    or when they first appear, and any executor makes the same choices."""
-
-    def __init__(self, inner: Model) -> None:
+    def __init__(self, inner: Model, disabled: frozenset[str]) -> None:
         self.inner = inner
+        self.disabled = disabled
         self.name = inner.name
         self.fair_actors = tuple(inner.fair_actors)
-        self._seed = 0
-        self._decisions: dict[str, bool] = {}
-        self._fair: dict[str, bool] = {}
-
-    def choose(self, seed: int) -> None:
-        self._seed = seed
-        self._decisions = {}
-
-    def disabled(self) -> Swarm:
-        """The kinds turned off in the current run, among those the run was offered."""
-        return tuple(sorted(kind for kind, on in self._decisions.items() if not on))
-
-    def _enabled(self, action: Action) -> bool:
-        fair = self._fair.get(action.actor)
-        if fair is None:
-            fair = self._fair[action.actor] = any(fnmatchcase(action.actor, p) for p in self.fair_actors)
-        if fair:
-            return True
-        on = self._decisions.get(action.kind)
-        if on is None:
-            stream = np.random.SeedSequence(self._seed, spawn_key=(SWARM_STREAM, kind_key(action.kind)))
-            on = self._decisions[action.kind] = bool(np.random.default_rng(stream).random() < 0.5)
-        return on
 
     def init_states(self) -> Sequence[Any]:
         return self.inner.init_states()
 
     def actions(self, state: Any) -> Sequence[Action]:
-        return [a for a in self.inner.actions(state) if self._enabled(a)]
+        return [a for a in self.inner.actions(state) if a.kind not in self.disabled]
 
     def next_state(self, state: Any, action: Action) -> Any:
         return self.inner.next_state(state, action)
@@ -131,25 +108,65 @@ class SwarmModel:
         return self.inner.default_timing()
 
 
+def environment_kinds(model: Model, max_states: int = SWARM_DISCOVERY_STATES) -> tuple[str, ...]:
+    """The action kinds of actors outside `fair_actors`, as found by a breadth-first look at the first
+    `max_states` states: the kinds swarm testing may turn off. A kind first offered deeper than that is
+    never turned off. The system's own (fair) steps are never candidates."""
+    product = Product(model)
+    fair = tuple(model.fair_actors)
+    kinds: set[str] = set()
+    seen = set(product.init_states())
+    queue = deque(seen)
+    while queue and len(seen) < max_states:
+        for transition in product.successors(queue.popleft()):
+            action = transition.action
+            if not any(fnmatchcase(action.actor, pattern) for pattern in fair):
+                kinds.add(action.kind)
+            if transition.target not in seen:
+                seen.add(transition.target)
+                queue.append(transition.target)
+    return tuple(sorted(kinds))
+
+
+def swarm_subset(seed: int, kinds: Sequence[str]) -> frozenset[str]:
+    """The kinds seed `seed` turns off: each with probability one half, from a numpy stream keyed by the
+    seed and the kind's name alone, independent of the timing streams and of the other kinds."""
+    off = set()
+    for kind in kinds:
+        stream = np.random.SeedSequence(seed, spawn_key=(SWARM_STREAM, kind_key(kind)))
+        if np.random.default_rng(stream).random() < 0.5:
+            off.add(kind)
+    return frozenset(off)
+
+
 @lru_cache(maxsize=8)
-def _simulator(recipe: SweepRecipe) -> tuple[Simulator, SwarmModel | None]:
-    """One simulator per recipe per process: workers build it on their first chunk only."""
+def _recipe_model(recipe: SweepRecipe) -> tuple[Model, tuple[str, ...]]:
+    """The model of a recipe and its swarm candidates, built once per process."""
     model = recipe.build_model()
-    swarm = SwarmModel(model) if recipe.swarm else None
-    return Simulator(swarm or model, recipe.timing(), recipe.max_steps, recipe.max_time), swarm
+    return model, environment_kinds(model) if recipe.swarm else ()
+
+
+@lru_cache(maxsize=32)
+def _simulator(recipe: SweepRecipe, disabled: frozenset[str] = frozenset()) -> Simulator:
+    """One simulator per recipe and swarm subset per process, so that its per-state memo serves every
+    seed of the same subset."""
+    model, _ = _recipe_model(recipe)
+    if disabled:
+        model = SwarmModel(model, disabled)
+    return Simulator(model, recipe.timing(), recipe.max_steps, recipe.max_time)
 
 
 def run_chunk(recipe: SweepRecipe, seeds: Sequence[int]) -> ChunkResult:
     """Run one chunk of seeds: the unit of work every executor ships. With swarm, also the kinds each
     run turned off."""
-    simulator, swarm = _simulator(recipe)
-    if swarm is None:
-        return run_seeds(simulator, seeds), []
+    if not recipe.swarm:
+        return run_seeds(_simulator(recipe), seeds), []
+    _, kinds = _recipe_model(recipe)
     verdicts, subsets = [], []
     for seed in seeds:
-        swarm.choose(seed)
-        verdicts.extend(run_seeds(simulator, [seed]))
-        subsets.append(swarm.disabled())
+        disabled = swarm_subset(seed, kinds)
+        verdicts.extend(run_seeds(_simulator(recipe, disabled), [seed]))
+        subsets.append(tuple(sorted(disabled)))
     return verdicts, subsets
 
 
@@ -270,10 +287,8 @@ def sweep(model: str, params: Mapping[str, Any], bug: str | None, seeds: Sequenc
 def _record_swarm_run(recipe: SweepRecipe, seed: int, out: Path) -> Path:
     """Re-run one swarm seed with recording on and write its trace. The trace is a path of the whole
     model (turning kinds off only removes choices), so `steersim replay` checks it as it is."""
-    swarm = SwarmModel(recipe.build_model())
-    swarm.choose(seed)
-    simulator = Simulator(swarm, recipe.timing(), recipe.max_steps, recipe.max_time)
-    run = simulator.run(seed, record=True)
+    _, kinds = _recipe_model(recipe)
+    run = _simulator(recipe, swarm_subset(seed, kinds)).run(seed, record=True)
     trace = make_trace(recipe.model, dict(recipe.params), recipe.bug, run.init_index,
                        [s.transition for s in run.steps], [s.t for s in run.steps], seed,
                        recipe.timing().to_mapping(), run.end, run.violations)
@@ -281,4 +296,3 @@ def _record_swarm_run(recipe: SweepRecipe, seed: int, out: Path) -> Path:
     path = out / f"{recipe.model}{'-' + recipe.bug if recipe.bug else ''}-seed{seed}-swarm.jsonl"
     write_trace(path, trace)
     return path
-

@@ -26,6 +26,8 @@ from sim.fingerprint import fingerprint
 from sim.model import Model
 from sim.paths import Path, replay_indices
 from sim.product import Product, PState, Violation
+from sim.checkpoint import load_checkpoint, save_checkpoint
+from sim.reduction import canonical, has_local_actions, has_symmetry
 
 NO_CLASS = 0xFFFF
 
@@ -42,6 +44,11 @@ class CheckOptions:
     keep_going: bool = False
     liveness: bool = True
     liveness_limit: int = 2_000_000
+    por: bool = False
+    symmetry: bool = False
+    checkpoint: str | None = None
+    checkpoint_every: float = 60.0
+    identity: dict[str, Any] = field(default_factory=dict)  # what a checkpoint must match to be resumed
     progress: Callable[[dict[str, Any]], None] | None = None
     progress_interval: float = 1.0
 
@@ -97,6 +104,7 @@ class Explorer:
         self.incomplete_reason: str | None = None
         self.notes: list[str] = []
         self.live = self.product.liveness if options.liveness else ()
+        self.live_names = [p.name for p in self.live]
         self.track_graph = bool(self.live)
         self.index_of: dict[int, int] = {}
         self.unmet = bytearray()  # per state: bit k set when liveness goal k does not hold
@@ -110,6 +118,20 @@ class Explorer:
         # an edge between unmet states that does not go one level deeper: only then can the unmet part
         # of the graph have a cycle (every edge of a BFS tree goes one level deeper)
         self.maybe_cyclic = options.strategy != "bfs"
+        self.por = options.por and has_local_actions(model)
+        if options.por and not self.por:
+            self.notes.append("partial-order reduction off: the model declares no local actions (is_local)")
+        if self.por and self.live:
+            self.por = False
+            self.notes.append("partial-order reduction off: it is not sound for liveness under fairness; "
+                              "use --no-liveness to check safety with it")
+        if self.por:
+            self.notes.append("partial-order reduction on: counterexamples need not be shortest")
+        self.symmetry = options.symmetry and has_symmetry(model)
+        if options.symmetry and not self.symmetry:
+            self.notes.append("symmetry reduction off: the model declares no symmetry")
+        self.model = model
+        self.judged = (*(p.state for p in self.product.sometimes), *(p.state for p in self.product.state_props))
         if not options.liveness and self.product.liveness:
             self.notes.append("liveness not checked: turned off by the caller")
         if self.track_graph:
@@ -118,19 +140,21 @@ class Explorer:
             raise ValueError("at most 8 eventually-properties can be checked in one run")
 
     # ------------------------------------------------------------------ search
-    def run(self) -> CheckResult:
-        started = time.monotonic()
+    def run(self, resumed: deque | None = None, seconds_before: float = 0.0) -> CheckResult:
+        """Search from the initial states, or continue a checkpoint's frontier (`resumed`)."""
+        started = time.monotonic() - seconds_before
         product, opts = self.product, self.options
-        frontier: deque[tuple[int, PState, int]] = deque()
-        for k, init in enumerate(product.init_states()):
-            fp = fingerprint(init)
+        frontier: deque[tuple[int, PState, int]] = deque() if resumed is None else resumed
+        for k, init in enumerate(product.init_states() if resumed is None else ()):
+            fp = self._fingerprint(init)
             if fp in self.visited:
                 continue
             index = self._add(fp, -1, k, 0, init)
             self._judge_state(index, init, None)
             frontier.append((index, init, 0))
         pop = frontier.popleft if opts.strategy == "bfs" else frontier.pop
-        next_report = started + opts.progress_interval
+        next_report = time.monotonic() + opts.progress_interval
+        next_checkpoint = time.monotonic() + opts.checkpoint_every
         check_every = 0
         while frontier and not self._stopped():
             index, state, depth = pop()
@@ -152,6 +176,9 @@ class Explorer:
                 if opts.progress is not None and now >= next_report:
                     next_report = now + opts.progress_interval
                     opts.progress(self._progress(now - started, len(frontier), depth))
+                if opts.checkpoint is not None and now >= next_checkpoint:
+                    save_checkpoint(opts.checkpoint, self, frontier, now - started)
+                    next_checkpoint = time.monotonic() + opts.checkpoint_every
         if frontier and self.incomplete_reason is None and not self._violated_and_stopping():
             self.incomplete_reason = self.incomplete_reason or f"state limit {opts.max_states} reached"
         complete = not frontier and self.incomplete_reason is None
@@ -164,21 +191,50 @@ class Explorer:
             opts.progress(self._progress(seconds, len(frontier), self.max_depth))
         return self._result(seconds)
 
+    def _fingerprint(self, pstate: PState) -> int:
+        return fingerprint(canonical(self.model, pstate) if self.symmetry else pstate)
+
+    def _ample(self, state: PState, actions: list) -> list | None:
+        """A singleton ample set `[(k, transition, fp)]`: the first local action whose step is invisible
+        here and leads to a new state (the cycle proviso); None when the state must be fully expanded."""
+        model, product = self.model, self.product
+        for k, action in enumerate(actions):
+            if not model.is_local(action):
+                continue
+            transition = product.step(state, action)
+            if transition is None or transition.facts or transition.violations:
+                continue
+            before, after = state[0], transition.target[0]
+            if any(judge(before) != judge(after) for judge in self.judged):
+                continue
+            fp = self._fingerprint(transition.target)
+            if fp in self.visited:
+                continue
+            return [(k, transition, fp)]
+        return None
+
     def _expand(self, index: int, state: PState, depth: int, frontier: deque) -> None:
         product = self.product
         track = self.track_graph
         any_successor = False
         enabled_mask = 0
-        for k, action in enumerate(product.actions(state)):
-            transition = product.step(state, action)
-            if transition is None:
-                continue
+        actions = list(product.actions(state))
+        ample = self._ample(state, actions) if self.por else None
+        if ample is None:
+            ample = []
+            for k, action in enumerate(actions):
+                transition = product.step(state, action)
+                if transition is not None:
+                    ample.append((k, transition, None))
+        for k, transition, fp in ample:
+            action = transition.action
             any_successor = True
             self.transitions += 1
             target = transition.target
             if transition.violations:
                 self._record_violations(index, k, transition.violations)
-            fp = fingerprint(target)
+            if fp is None:
+                fp = self._fingerprint(target)
             if track:
                 cls = self._class_of(action)
                 if cls != NO_CLASS:
@@ -454,7 +510,7 @@ class Explorer:
         state = self._path(u).states[-1]
         for k, action in enumerate(self.product.actions(state)):
             transition = self.product.step(state, action)
-            if transition is not None and self.index_of.get(fingerprint(transition.target)) == v:
+            if transition is not None and self.index_of.get(self._fingerprint(transition.target)) == v:
                 return k
         raise RuntimeError("liveness edge not found on re-execution")
 
@@ -487,6 +543,14 @@ class Explorer:
 def check(model: Model, options: CheckOptions | None = None) -> CheckResult:
     """Explore `model` exhaustively (within the options' limits) and judge every property."""
     return Explorer(model, options or CheckOptions()).run()
+
+
+def resume(model: Model, path: str, options: CheckOptions) -> CheckResult:
+    """Continue an interrupted run from its checkpoint: the same verdict and counts as if it had not
+    stopped. The model and the options that shape the search must be those of the saved run."""
+    explorer = Explorer(model, options)
+    frontier, seconds = load_checkpoint(path, explorer)
+    return explorer.run(frontier, seconds)
 
 
 def _rss_mb() -> float:

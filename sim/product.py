@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import Any
+from typing import Any, NamedTuple
 
 from sim.facts import Fact
 from sim.model import Action, Always, Event, Eventually, Model, Property, Sometimes
@@ -20,16 +20,16 @@ from sim.monitors import CORE_MONITORS, Monitor, MonitorViolation
 PState = tuple[Hashable, tuple]
 
 
-@dataclass(frozen=True, slots=True)
-class Violation:
-    """A property broken by a step (or, with `action` None, by a state in which nothing can happen)."""
+class Violation(NamedTuple):
+    """A property broken by a step, or by a state in which nothing more can happen."""
 
     property: str
     message: str
 
 
-@dataclass(frozen=True, slots=True)
-class Transition:
+class Transition(NamedTuple):
+    """One step of the product: named tuples, because both engines make one per transition."""
+
     action: Action
     target: PState
     events: tuple[Event, ...]
@@ -110,7 +110,8 @@ class Product:
         if nxt is None:
             return None
         events = tuple(model.observe(state, action, nxt))
-        facts = tuple(f for e in events for f in model.facts(e))
+        to_facts = model.facts
+        facts = tuple([f for e in events for f in to_facts(e)])
         violations: list[Violation] = []
         if facts:
             new_mstates = list(mstates)

@@ -145,7 +145,7 @@ class TeachingModel:
             return out
         if kind == "tool.finish":
             call = call_id(a.args[0])
-            return [Event(f"tool:{call}", "agent", "tool.result", {"call": call, "synthetic": False})]
+            return [Event(f"tool:{call}", "agent", "tool.done", {"call": call, "output": f"output of {call}"})]
         if kind == "agent.model_call":
             calls = [call_id(j) for j in range(self.K)]
             return [
@@ -163,7 +163,7 @@ class TeachingModel:
             call = call_id(a.args[0])
             return [Event("agent", f"tool:{call}", "tool.start", {"call": call})]
         if kind == "agent.collect":
-            return [Event("agent", "agent", "tool.collect", {"call": call_id(a.args[0])})]
+            return [Event("agent", "agent", "tool.result", {"call": call_id(a.args[0]), "synthetic": False})]
         if kind in ("agent.deliver", "agent.wake"):
             return [
                 Event("queue", "agent", "steer.delivered", {"id": steer_id(x), "index": len(s.hist) + k})
@@ -201,6 +201,12 @@ class TeachingModel:
         if name == "turn.end":
             return [F.turn_ended(TURN, d["status"])]
         return []
+
+    def is_local(self, action: Action) -> bool:
+        """A tool finishing touches only its own call's slots and emits no fact (the agent records the
+        result when it collects it), so it commutes with every other actor's step: the explorer's
+        partial-order reduction may explore one finishing order only."""
+        return action.kind == "tool.finish"
 
     def properties(self) -> list[Property]:
         return [

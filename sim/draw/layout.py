@@ -17,6 +17,7 @@ import statistics
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 from sim.trace import Trace, TraceStep
@@ -204,7 +205,7 @@ def choose_shown(trace: Trace) -> list[tuple[str, int, int]]:
 
 def _summary(steps: Sequence[TraceStep]) -> str:
     kinds = Counter(step.action["kind"] for step in steps)
-    return ", ".join(f"{kind} ×{n}" if n > 1 else kind for kind, n in sorted(kinds.items(), key=lambda kv: -kv[1]))
+    return ", ".join(f"{kind} x{n}" if n > 1 else kind for kind, n in sorted(kinds.items(), key=lambda kv: -kv[1]))
 
 
 def _time_scale(trace: Trace) -> float | None:
@@ -212,7 +213,7 @@ def _time_scale(trace: Trace) -> float | None:
     times = [s.t for s in trace.steps]
     if not times or any(t is None for t in times):
         return None
-    gaps = [b - a for a, b in zip(times, times[1:], strict=False) if b > a]
+    gaps = [b - a for a, b in pairwise(times) if b > a]
     return 1.0 / statistics.median(gaps) if gaps else None
 
 
@@ -255,7 +256,8 @@ def layout(trace: Trace, title: str = "", loop_start: int | None = None) -> Layo
         line_of[step.i] = ys
         rows.append(StepRow(y, lines, step.i, step.t, action_text(step.action), compressed))
         for event, ey in zip(step.events, ys, strict=False):
-            arrows.append(Arrow(ey, event["source"], event["target"], event["name"], event_detail(event.get("data", {}))))
+            detail = event_detail(event.get("data", {}))
+            arrows.append(Arrow(ey, event["source"], event["target"], event["name"], detail))
         y += lines
         if loop_start is not None and step.i == loop_start:
             notes.append(f"the run loops back to step {loop_start} forever")

@@ -15,8 +15,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
 
 FONT = "DejaVu Sans"  # ships with matplotlib, so text measures the same everywhere
 COLORS = {
@@ -65,6 +65,7 @@ def save_figure(figure: Figure, file: str | Path, salt: str = "steersim") -> Non
 
 
 def inline_svg(figure: Figure, salt: str) -> str:
-    """The SVG element alone (no XML prolog or doctype), ready to sit inside an HTML page."""
+    """The SVG element alone (no XML prolog, doctype or RDF metadata), ready to sit inside an HTML page."""
     text = figure_bytes(figure, "svg", salt).decode()
-    return re.sub(r"^.*?(?=<svg)", "", text, count=1, flags=re.S)
+    text = re.sub(r"^.*?(?=<svg)", "", text, count=1, flags=re.S)
+    return re.sub(r"\s*<metadata>.*?</metadata>", "", text, count=1, flags=re.S)

@@ -1,0 +1,67 @@
+"""Checkpoints of an exhaustive run, so that an interrupted check continues where it stopped.
+
+A checkpoint holds the explorer's whole search state (visited fingerprints, parent pointers, the
+frontier, verdicts so far, the liveness graph) and the identity of the run (model, parameters, bug and
+the options that shape the search). It is written to a temporary file and renamed into place, so a run
+killed while writing leaves the previous checkpoint intact. Resuming refuses a checkpoint of another
+run, naming what differs.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+from sim.errors import UsageError
+
+VERSION = 1
+SEARCH_STATE = (
+    "parents", "action_index", "depths", "visited", "results", "transitions", "max_depth", "notes", "live_names",
+    "track_graph", "index_of", "unmet", "trigger", "terminal", "enabled", "edge_src", "edge_dst", "edge_class",
+    "classes", "maybe_cyclic", "por", "symmetry",
+)
+SHAPING_OPTIONS = ("strategy", "max_depth", "keep_going", "liveness", "liveness_limit", "por", "symmetry")
+
+
+def _identity(explorer: Any) -> dict[str, Any]:
+    opts = explorer.options
+    return {"identity": dict(opts.identity), **{name: getattr(opts, name) for name in SHAPING_OPTIONS}}
+
+
+def save_checkpoint(path: str, explorer: Any, frontier: deque, seconds: float) -> None:
+    explorer.live_names = [p.name for p in explorer.live]
+    data = {
+        "steersim-checkpoint": VERSION,
+        "run": _identity(explorer),
+        "seconds": seconds,
+        "frontier": list(frontier),
+        "search": {name: getattr(explorer, name) for name in SEARCH_STATE},
+    }
+    tmp = Path(f"{path}.tmp")
+    with open(tmp, "wb") as f:
+        pickle.dump(data, f, protocol=pickle.HIGHEST_PROTOCOL)
+    os.replace(tmp, path)
+
+
+def load_checkpoint(path: str, explorer: Any) -> tuple[deque, float]:
+    """Restore `explorer` from `path`; returns the frontier and the seconds already spent."""
+    try:
+        with open(path, "rb") as f:
+            data = pickle.load(f)
+    except FileNotFoundError:
+        raise UsageError(f"checkpoint {path!r} does not exist") from None
+    except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError) as bad:
+        raise UsageError(f"checkpoint {path!r} is damaged or not a steersim checkpoint ({bad})") from None
+    if not isinstance(data, dict) or data.get("steersim-checkpoint") != VERSION:
+        raise UsageError(f"checkpoint {path!r} is not a steersim checkpoint of version {VERSION}")
+    saved, wanted = data["run"], _identity(explorer)
+    for key in sorted(set(saved) | set(wanted)):
+        if saved.get(key) != wanted.get(key):
+            raise UsageError(f"checkpoint {path!r} belongs to another run: {key} was {saved.get(key)!r}, "
+                             f"now {wanted.get(key)!r}; resume with the same model, parameters and options")
+    for name, value in data["search"].items():
+        setattr(explorer, name, value)
+    return deque(data["frontier"]), float(data["seconds"])

@@ -1,0 +1,189 @@
+"""Shrinking simulated counterexamples: from a long violating run to a short one that still violates.
+
+A simulated run that breaks a property is usually long, with many steps that have nothing to do with
+the failure. Shrinking is delta debugging (Zeller's ddmin) over the run's action sequence: drop a chunk
+of actions, replay what is left through `sim.product.Product` from the same initial state, and keep the
+candidate only if every action is still enabled and the same property is still violated (by a step, or
+at the end of a run in which nothing more can happen). A replay stops at the first violation, so every
+candidate is also cut to the step that violates. Chunks halve until single steps, so the result is
+1-minimal: removing any one more step loses the violation. A final greedy pass orders candidates of
+equal length by their total delay, so the result has the fewest steps, then the smallest delays.
+
+Actions are matched exactly first; an action whose arguments name something counted (the third steer)
+falls back to the first enabled action of the same actor and kind, so that dropping an earlier steer
+does not make every later one unmatchable.
+
+Each kept step keeps the delay it had in the simulated run (the time since the step before it), and the
+shrunk trace's times are those delays added up: a trace `steersim replay` accepts like any other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from sim.model import Action, Model
+from sim.product import Product, Transition, Violation
+from sim.registry import get_model_spec
+from sim.trace import Trace, make_trace, read_trace, write_trace
+
+
+@dataclass(frozen=True)
+class Shrunk:
+    """A violating run: the transitions from initial state `init`, each step's delay, and the
+    violations found at its end (when the property is violated by quiescence rather than a step)."""
+
+    init: int
+    transitions: tuple[Transition, ...]
+    delays: tuple[float, ...]
+    end_violations: tuple[Violation, ...]
+    property: str
+
+    @property
+    def actions(self) -> tuple[Action, ...]:
+        return tuple(t.action for t in self.transitions)
+
+    @property
+    def total_delay(self) -> float:
+        return sum(self.delays)
+
+    def times(self) -> list[float]:
+        out, now = [], 0.0
+        for delay in self.delays:
+            now += delay
+            out.append(now)
+        return out
+
+
+class _Replayer:
+    """Replays candidate action sequences and says whether they still violate `prop`."""
+
+    def __init__(self, model: Model, init: int, prop: str) -> None:
+        self.product = Product(model)
+        self.init = init
+        self.prop = prop
+        self.attempts = 0
+
+    def attempt(self, actions: Sequence[Action], delays: Sequence[float]) -> Shrunk | None:
+        self.attempts += 1
+        product = self.product
+        state = product.init_states()[self.init]
+        taken: list[Transition] = []
+        for wanted in actions:
+            action = _match(product.actions(state), wanted)
+            if action is None:
+                return None
+            transition = product.step(state, action)
+            if transition is None:
+                return None
+            taken.append(transition)
+            if transition.violations:
+                if not any(v.property == self.prop for v in transition.violations):
+                    return None
+                return Shrunk(self.init, tuple(taken), tuple(delays[: len(taken)]), (), self.prop)
+            state = transition.target
+        if product.successors(state):
+            return None
+        ends = product.end_violations(state)
+        if not any(v.property == self.prop for v in ends):
+            return None
+        return Shrunk(self.init, tuple(taken), tuple(delays[: len(taken)]), tuple(ends), self.prop)
+
+
+def _match(offered: Sequence[Action], wanted: Action) -> Action | None:
+    if wanted in offered:
+        return wanted
+    return next((a for a in offered if a.actor == wanted.actor and a.kind == wanted.kind), None)
+
+
+def _without(values: Sequence, start: int, stop: int) -> list:
+    return [*values[:start], *values[stop:]]
+
+
+def _ddmin(replayer: _Replayer, best: Shrunk) -> Shrunk:
+    """Zeller's ddmin: remove chunks of a halving size until no single step can go."""
+    chunks = 2
+    while len(best.transitions) >= 2:
+        actions, delays = best.actions, best.delays
+        size = max(1, len(actions) // chunks)
+        found = None
+        for start in range(0, len(actions), size):
+            candidate = replayer.attempt(_without(actions, start, start + size), _without(delays, start, start + size))
+            if candidate is not None and len(candidate.transitions) < len(actions):
+                found = candidate
+                break
+        if found is not None:
+            best = found
+            chunks = max(chunks - 1, 2)
+        elif size > 1:
+            chunks = min(chunks * 2, len(actions))
+        else:
+            break
+    return best
+
+
+def _greedy(replayer: _Replayer, best: Shrunk) -> Shrunk:
+    """Remove single steps while any removal works, taking the shortest result, then the one with the
+    smallest total delay."""
+    while True:
+        actions, delays = best.actions, best.delays
+        candidates = [replayer.attempt(_without(actions, i, i + 1), _without(delays, i, i + 1))
+                      for i in range(len(actions))]
+        shorter = [c for c in candidates if c is not None and len(c.transitions) < len(actions)]
+        if not shorter:
+            return best
+        best = min(shorter, key=lambda c: (len(c.transitions), c.total_delay))
+
+
+def shrink_run(model: Model, init: int, actions: Sequence[Action], delays: Sequence[float], prop: str) -> Shrunk:
+    """The shortest run found by shrinking `actions` (taken from initial state `init`) that still
+    violates `prop`. Raises ValueError when the given run does not violate `prop` in the first place."""
+    replayer = _Replayer(model, init, prop)
+    start = replayer.attempt(actions, delays)
+    if start is None:
+        raise ValueError(f"the run to shrink does not violate {prop!r}")
+    return _greedy(replayer, _ddmin(replayer, start))
+
+
+def trace_property(trace: Trace) -> str:
+    """The property a trace violates first: the one on its violating step, else at its end."""
+    for step in trace.steps:
+        if step.violations:
+            return step.violations[0]["property"]
+    if trace.violations:
+        return trace.violations[0]["property"]
+    raise ValueError("the trace violates no property, so there is nothing to shrink")
+
+
+def shrink_trace(trace: Trace, prop: str | None = None) -> Trace:
+    """A shrunk copy of a violating trace of a registered model, violating the same property."""
+    prop = prop or trace_property(trace)
+    model = get_model_spec(trace.model).build(trace.params, trace.bug)
+    actions = [Action(s.action["actor"], s.action["kind"], _as_args(s.action.get("args", ()))) for s in trace.steps]
+    times = [s.t or 0.0 for s in trace.steps]
+    delays = [t - before for t, before in zip(times, [0.0, *times[:-1]], strict=True)]
+    shrunk = shrink_run(model, trace.init, actions, delays, prop)
+    return make_trace(trace.model, trace.params, trace.bug, shrunk.init, shrunk.transitions, shrunk.times(),
+                      None, trace.timing, "violation", shrunk.end_violations)
+
+
+def shrunk_path(path: Path) -> Path:
+    """Where the shrunk copy of trace `path` goes: beside it."""
+    return path.with_name(f"{path.stem}-shrunk{path.suffix}")
+
+
+def shrink_file(path: str | Path, prop: str | None = None) -> tuple[Path, Trace]:
+    """Shrink the trace at `path` and write the result beside it; return where, and the trace."""
+    source = Path(path)
+    shrunk = shrink_trace(read_trace(source), prop)
+    target = shrunk_path(source)
+    write_trace(target, shrunk)
+    return target, shrunk
+
+
+def _as_args(value: object) -> tuple:
+    """JSON lists back to the tuples actions are made of."""
+    if isinstance(value, list):
+        return tuple(_as_args(v) for v in value)
+    return value  # type: ignore[return-value]
