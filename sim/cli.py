@@ -50,7 +50,7 @@ def _build(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
     from sim.registry import get_model_spec
 
     spec = get_model_spec(args.model)
-    params = spec.resolve(spec.parse_assignments(args.param))
+    params = spec.resolve(spec.parse_assignments(args.param), args.bug)
     return spec, params, spec.build(params, args.bug)
 
 
@@ -133,18 +133,24 @@ def _progress_line(info: dict[str, Any]) -> None:
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
-    from sim.sweep import run_sweep
+    from sim.executors import sweep
 
-    spec, params, model = _build(args)
+    spec, params, _ = _build(args)
     seeds = parse_seeds(args.seeds)
     started = time.monotonic()
-    report = run_sweep(spec.name, params, args.bug, model, seeds, timing_file=args.timing,
-                       max_steps=args.max_steps, max_time=args.max_time, out=Path(args.out))
+    report = sweep(spec.name, params, args.bug, seeds, timing_file=args.timing, max_steps=args.max_steps,
+                   max_time=args.max_time, out=Path(args.out), workers=args.workers, dask=args.dask,
+                   swarm=args.swarm)
     print(report.summary_line())
     for line in report.property_lines():
         print(line)
     if report.first_trace is not None:
         print(f"first counterexample: seed {report.first_seed}, trace {report.first_trace}")
+        if args.shrink:
+            from sim.shrink import shrink_file
+
+            shrunk_at, shrunk = shrink_file(report.first_trace)
+            print(f"shrunk counterexample: {len(shrunk.steps)} steps, trace {shrunk_at}")
     print(f"wall time {time.monotonic() - started:.2f} s", file=sys.stderr)
     if args.json:
         from sim.reports import write_json
@@ -185,6 +191,33 @@ def cmd_report(args: argparse.Namespace) -> int:
     result = write_report(spec, params, args.bug, args.output, seed=args.seed)
     print(f"wrote {Path(args.output) / REPORT_FILE}: {result.status}, {result.states:,} distinct states")
     return result.exit_code
+
+
+def cmd_ci(args: argparse.Namespace) -> int:
+    from sim.ci import load_matrix, matrix_json, matrix_junit, run_matrix
+
+    outcomes = run_matrix(load_matrix(args.config))
+    failed = sum(1 for o in outcomes if not o.passed)
+    print(f"{'fail' if failed else 'pass'}: {len(outcomes) - failed} of {len(outcomes)} checks as expected, "
+          f"{sum(o.seconds for o in outcomes):.1f} s")
+    if args.json:
+        from sim.reports import write_json
+
+        write_json(args.json, matrix_json(args.config, outcomes))
+    if args.junit:
+        Path(args.junit).write_text(matrix_junit(outcomes))
+    return EXIT_VIOLATION if failed else EXIT_OK
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    from sim.audit import audit, load_spec
+
+    spec = load_spec(args.model)
+    params = spec.resolve(spec.parse_assignments(args.param), args.bug)
+    spec.build(params, args.bug)  # refuses an unknown bug variant before any child process starts
+    result = audit(args.model, params, args.bug, parse_seeds(args.seeds), args.timing, args.max_steps)
+    print(("identical: " if result.identical else "differs: ") + result.message)
+    return EXIT_OK if result.identical else EXIT_VIOLATION
 
 
 def _delegate(group: str) -> Callable[[argparse.Namespace], int]:
@@ -234,11 +267,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-time", type=float, help="virtual time per run at most")
     p.add_argument("--out", default="steersim-traces", help="folder for the first counterexample's trace")
     p.add_argument("--json", help="write the JSON report here")
+    p.add_argument("--workers", type=int, default=1, help="local worker processes (default 1: this process)")
+    p.add_argument("--dask", metavar="ADDRESS|local", help="run on a Dask scheduler, or `local` for a 2-worker cluster")
+    p.add_argument("--swarm", action="store_true", help="each seed also turns off a random subset of environment kinds")
+    p.add_argument("--shrink", action="store_true", help="also write a shrunk copy of the first counterexample")
     p.set_defaults(run=cmd_simulate)
 
     p = sub.add_parser("replay", help="re-execute a trace and name the first step that differs")
     p.add_argument("trace")
     p.set_defaults(run=cmd_replay)
+
+    p = sub.add_parser("ci", help="run the check matrix of [tool.steersim] and compare with expected verdicts")
+    p.add_argument("--config", default="pyproject.toml", help="pyproject.toml or TOML file with [tool.steersim]")
+    p.add_argument("--json", help="write the JSON report here")
+    p.add_argument("--junit", help="write JUnit XML here (one test case per check)")
+    p.set_defaults(run=cmd_ci)
+
+    p = sub.add_parser("audit", help="run seeds twice in fresh processes and name the first difference")
+    _model_args(p)
+    p.add_argument("--seeds", default="0..49", help="A..B inclusive, or N (default 0..49)")
+    p.add_argument("--timing", help="TOML timing profile (default: the model's own)")
+    p.add_argument("--max-steps", type=int, default=10_000, help="steps per run at most")
+    p.set_defaults(run=cmd_audit)
 
     p = sub.add_parser("diagram", help="draw a trace as a timing diagram (SVG or PNG)")
     p.add_argument("trace")

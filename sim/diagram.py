@@ -13,6 +13,7 @@ Untimed counterexamples are given times from the model's timing profile first (`
 
 from __future__ import annotations
 
+import json
 import textwrap
 from collections.abc import Mapping
 from pathlib import Path as FilePath
@@ -21,23 +22,27 @@ from typing import Any
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, Rectangle
 
-from sim.draw.layout import Layout, SteerLife, layout
+from sim.draw.layout import Arrow, Layout, SteerLife, layout
 from sim.draw.style import COLORS, inline_svg, new_figure, save_figure
 from sim.errors import UsageError
-from sim.model import Model
+from sim.model import Event, Model
 from sim.paths import Path
+from sim.registry import get_model_spec
 from sim.retime import retime_path, retime_trace
 from sim.timing import TimingProfile
 from sim.trace import Trace, trace_from_path
 
 LINE = 0.25  # inches per text line
-TOP = 1.25  # inches above the first line: title, legend, lane names
+TITLE_LINE = 0.2  # inches per line of the (wrapped) title
 MARGIN = 3.0  # inches of step / time / action columns
-TRACK = 0.28  # inches per steer track
-LANE = 1.75  # inches between lifelines
+TRACK = 0.34  # inches per steer track
+LANE = 1.75  # inches between lifelines at least (more when there are few lanes)
+LANES_WIDTH = 4.5  # inches the lifelines spread over when a few lanes leave room
 RIGHT = 1.9  # inches after the last lifeline, for the labels that lean right
 MIN_WIDTH = 8.5
 SMALL, NORMAL = 7.0, 8.0
+OPEN_LABEL = "accepted, unsettled at the end (red: lost)"
+CHAR_WIDTH = 0.055  # inches per character of SMALL text, on average
 MARKERS = {
     "steer.submitted": dict(marker="o", mfc="white"),
     "steer.accepted": dict(marker="o"),
@@ -62,7 +67,7 @@ def timed_trace(source: Trace | Path, model: Model | None = None, params: Mappin
         trace = trace_from_path(model.name, params or {}, bug, source, times, seed, profile.to_mapping())
         return trace, f"times drawn from the timing profile with seed {seed}"
     if source.steps and all(step.t is not None for step in source.steps):
-        return source, "simulated times" if source.seed is not None else "recorded times"
+        return source, "recorded times" if source.seed is None else f"virtual times, seed {source.seed}"
     try:
         return retime_trace(source, timing, seed), f"times drawn from the timing profile with seed {seed}"
     except (ValueError, UsageError) as why:
@@ -76,13 +81,43 @@ def timing_diagram(source: Trace | Path, model: Model | None = None, *, params: 
     as it is; `save_diagram` writes it)."""
     trace, provenance = timed_trace(source, model, params, bug, timing, seed)
     loop_start = source.loop_start if isinstance(source, Path) else None
-    return draw_trace(trace, title, provenance, loop_start)
+    return draw_trace(trace, title, provenance, loop_start, model)
 
 
-def draw_trace(trace: Trace, title: str | None = None, note: str = "", loop_start: int | None = None) -> Figure:
-    """The timing diagram of `trace` as it is (timed or not); `note` follows the title."""
+def draw_trace(trace: Trace, title: str | None = None, note: str = "", loop_start: int | None = None,
+               model: Model | None = None) -> Figure:
+    """The timing diagram of `trace` as it is (timed or not); `note` follows the title. The model (by
+    default the installed one the trace names) tells which event carried which fact."""
     heading = title or default_title(trace)
-    return render(layout(trace, f"{heading}  ·  {note}" if note else heading, loop_start), len(trace.steps))
+    origins = fact_origins(trace, model or _model_of(trace))
+    plan = layout(trace, f"{heading}  ·  {note}" if note else heading, loop_start, origins)
+    return render(plan, len(trace.steps))
+
+
+def _model_of(trace: Trace) -> Model | None:
+    try:
+        return get_model_spec(trace.model).build(trace.params, trace.bug)
+    except UsageError:
+        return None
+
+
+def fact_origins(trace: Trace, model: Model | None) -> list[list[int] | None] | None:
+    """For each step, the position of the event that carried each of its facts, asked of the model (a
+    step lists its facts apart from its events). A step whose events the model no longer maps to the
+    recorded facts gets None, and its facts are placed by their payloads instead."""
+    if model is None:
+        return None
+    out: list[list[int] | None] = []
+    for step in trace.steps:
+        try:
+            per_event = [[f.to_json() for f in model.facts(Event(e["source"], e["target"], e["name"], e["data"]))]
+                         for e in step.events]
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError):  # a payload read back from JSON
+            out.append(None)
+            continue
+        flat = json.loads(json.dumps([f for facts in per_event for f in facts]))
+        out.append([k for k, facts in enumerate(per_event) for _ in facts] if flat == step.facts else None)
+    return out
 
 
 def default_title(trace: Trace) -> str:
@@ -107,11 +142,15 @@ class _Canvas:
     def __init__(self, plan: Layout) -> None:
         self.plan = plan
         self.track_x0 = MARGIN + 0.15
-        lanes_x0 = self.track_x0 + TRACK * len(plan.steers) + 0.25 + LANE / 2
-        self.lane_x = {name: lanes_x0 + k * LANE for k, name in enumerate(plan.lanes)}
-        last = lanes_x0 + LANE * max(0, len(plan.lanes) - 1)
-        self.width = max(MIN_WIDTH, last + RIGHT)
-        self.height = TOP + (plan.height + 0.6) * LINE + 0.2
+        lane = max(LANE, LANES_WIDTH / max(1, len(plan.lanes) - 1)) if len(plan.lanes) > 1 else LANE
+        lanes_x0 = self.track_x0 + TRACK * len(plan.steers) + 0.25 + min(lane, LANE) / 2
+        self.lane_x = {name: lanes_x0 + k * lane for k, name in enumerate(plan.lanes)}
+        last = lanes_x0 + lane * max(0, len(plan.lanes) - 1)
+        self.width = max(MIN_WIDTH, last + RIGHT, *(self._label_end(arrow) + 0.2 for arrow in plan.arrows))
+        self.title_lines = textwrap.wrap(plan.title, max(40, int((self.width - 0.3) / 0.088)))
+        self.legend_y = 0.12 + TITLE_LINE * len(self.title_lines) + 0.15
+        self.top = self.legend_y + (0.55 if plan.notes else 0.35) + 0.55
+        self.height = self.top + (plan.height + 0.6) * LINE + 0.2
         self.figure = new_figure(self.width, self.height)
         ax = self.figure.add_axes((0, 0, 1, 1))
         ax.set_xlim(0, self.width)
@@ -119,8 +158,18 @@ class _Canvas:
         ax.axis("off")
         self.ax = ax
 
+    def _label_end(self, arrow: Arrow) -> float:
+        """Where an arrow's label ends on the right, placed as `_arrows` places it."""
+        x0, x1 = self.lane_x[arrow.source], self.lane_x[arrow.target]
+        width = len(arrow_label(arrow)) * CHAR_WIDTH
+        if x0 == x1:
+            return x0 + 0.1 + width
+        if width > abs(x1 - x0) - 0.2:
+            return min(x0, x1) + 0.12 + width
+        return (x0 + x1) / 2 + width / 2
+
     def y(self, line: float) -> float:
-        return TOP + line * LINE
+        return self.top + line * LINE
 
     def text(self, x: float, y: float, s: str, size: float = SMALL, **kw: Any) -> None:
         self.ax.text(x, y, s, fontsize=size, color=kw.pop("color", COLORS["text"]), **kw)
@@ -140,32 +189,42 @@ def render(plan: Layout, total_steps: int) -> Figure:
     return canvas.figure
 
 
+def arrow_label(arrow: Arrow) -> str:
+    return f"{arrow.name}  {arrow.detail}".strip()
+
+
+def short_id(steer: str) -> str:
+    """A steer's id short enough for its narrow track: long generated ids keep their distinctive tail
+    (the step table of a report lists them in full)."""
+    return steer if len(steer) <= 5 else "…" + steer[-3:]
+
+
 def _header(c: _Canvas) -> None:
-    c.text(0.15, 0.12, c.plan.title, size=9.5, weight="bold", va="top")
-    x = 0.15
+    c.text(0.15, 0.12, "\n".join(c.title_lines), size=9.5, weight="bold", va="top", linespacing=1.25)
+    x, y = 0.15, c.legend_y
     for stage, label in LEGEND:
-        c.ax.plot([x], [0.5], color=COLORS[stage], ms=5, **MARKERS[stage])
-        c.text(x + 0.09, 0.5, label, va="center")
+        c.ax.plot([x], [y], color=COLORS[stage], ms=5, **MARKERS[stage])
+        c.text(x + 0.09, y, label, va="center")
         x += 0.2 + 0.065 * len(label)
-    for kind, label in (("turn", "turn in progress"), ("tool", "tool call running")):
-        c.ax.add_patch(Rectangle((x, 0.43), 0.12, 0.14, color=COLORS[kind], alpha=0.45, lw=0))
-        c.text(x + 0.18, 0.5, label, va="center")
+    for kind, label in (("turn", "turn (started → ended)"), ("tool", "tool call (started → result)")):
+        c.ax.add_patch(Rectangle((x, y - 0.07), 0.12, 0.14, color=COLORS[kind], alpha=0.45, lw=0))
+        c.text(x + 0.18, y, label, va="center")
         x += 0.3 + 0.065 * len(label)
-    c.ax.plot([x, x + 0.22], [0.5, 0.5], color=COLORS["violation"], lw=1.6, ls="--")
-    c.ax.plot([x + 0.22], [0.5], marker="v", ms=5, color=COLORS["violation"])
-    c.text(x + 0.3, 0.5, "accepted, never settled", va="center")
-    x += 0.45 + 0.065 * len("accepted, never settled")
-    c.ax.add_patch(Rectangle((x, 0.43), 0.25, 0.14, color=COLORS["violation"], alpha=0.15, lw=0))
-    c.text(x + 0.31, 0.5, "property violated", va="center")
+    c.ax.plot([x, x + 0.22], [y, y], color=COLORS["violation"], lw=1.6, ls="--")
+    c.ax.plot([x + 0.22], [y], marker="v", ms=5, color=COLORS["violation"])
+    c.text(x + 0.3, y, OPEN_LABEL, va="center")
+    x += 0.45 + 0.065 * len(OPEN_LABEL)
+    c.ax.add_patch(Rectangle((x, y - 0.07), 0.25, 0.14, color=COLORS["violation"], alpha=0.15, lw=0))
+    c.text(x + 0.31, y, "property violated", va="center")
     if c.plan.notes:
-        c.text(0.15, 0.72, "; ".join(c.plan.notes), color=COLORS["violation"], va="center")
-    head = TOP - 0.3
+        c.text(0.15, y + 0.22, "; ".join(c.plan.notes), color=COLORS["violation"], va="center")
+    head = c.top - 0.3
     for x_col, label, ha in ((0.45, "step", "right"), (1.1, "t", "right"), (1.2, "action", "left")):
         c.text(x_col, head, label, color=COLORS["muted"], ha=ha, va="center", style="italic")
     if c.plan.steers:
         c.text(c.track_x0, head - 0.2, "steers", color=COLORS["muted"], va="center", style="italic")
     for k, life in enumerate(c.plan.steers):
-        c.text(c.track_x0 + TRACK * (k + 0.5), head, life.id, ha="center", va="center", rotation=0, size=6.5)
+        c.text(c.track_x0 + TRACK * (k + 0.5), head, short_id(life.id), ha="center", va="center", size=6.5)
     bottom = c.y(c.plan.height + 0.2)
     for name, x in c.lane_x.items():
         for y, va in ((head, "center"), (bottom, "top")):
@@ -192,7 +251,7 @@ def _banners(c: _Canvas) -> None:
         lines = [textwrap.shorten(f"✗ {prop} violated ({where}): {message}", columns, placeholder=" …")
                  for prop, message in banner.broken]
         c.text(0.15, y1 - 0.06, "\n".join(lines), size=NORMAL, color=COLORS["violation"], weight="bold",
-               va="bottom", linespacing=1.45, zorder=5)
+               va="bottom", linespacing=1.45, zorder=5, bbox=dict(fc="#fcebeb", ec="none", pad=1))
 
 
 def _elisions(c: _Canvas, total_steps: int) -> None:
@@ -225,6 +284,8 @@ def _margin(c: _Canvas) -> None:
     for row in c.plan.steps:
         y = c.y(row.y)
         c.text(0.45, y, str(row.index), ha="right", va="center", color=COLORS["muted"])
+        if row.loop_start:
+            c.text(0.08, y, "↻", va="center", color=COLORS["violation"], size=NORMAL, weight="bold")
         if row.t is not None:
             c.text(1.1, y, f"{row.t:.3f}", ha="right", va="center", color=COLORS["muted"])
         c.text(1.2, y, textwrap.shorten(row.action, 34, placeholder="…"), va="center", family="DejaVu Sans Mono",
@@ -241,20 +302,25 @@ def _arrows(c: _Canvas) -> None:
     for arrow in c.plan.arrows:
         y = c.y(arrow.y)
         x0, x1 = c.lane_x[arrow.source], c.lane_x[arrow.target]
-        label = f"{arrow.name}  {arrow.detail}".strip()
+        label = arrow_label(arrow)
         if arrow.source == arrow.target:
             c.ax.plot([x0], [y], marker="o", ms=3, color=COLORS["text"], zorder=3)
             c.text(x0 + 0.1, y, label, va="center", color=COLORS["muted"], zorder=3)
             continue
         c.ax.add_patch(FancyArrowPatch((x0, y), (x1, y), arrowstyle="-|>", mutation_scale=8, lw=0.9,
                                        color=COLORS["text"], shrinkA=0, shrinkB=2, zorder=2))
-        c.text((x0 + x1) / 2, y - 0.025, label, ha="center", va="bottom", zorder=3,
-               bbox=dict(boxstyle="square,pad=0.05", fc="white", ec="none", alpha=0.75))
+        if len(label) * CHAR_WIDTH > abs(x1 - x0) - 0.2:  # too long to centre: start clear of the left bar
+            c.text(min(x0, x1) + 0.12, y - 0.025, label, ha="left", va="bottom", zorder=3)
+        else:
+            c.text((x0 + x1) / 2, y - 0.025, label, ha="center", va="bottom", zorder=3)
 
 
 def _steer_track(c: _Canvas, k: int, life: SteerLife) -> None:
     x = c.track_x0 + TRACK * (k + 0.5)
     marks = [(c.y(line), stage) for line, stage in life.marks]
+    for k in range(len(marks) - 2, -1, -1):  # two stages on one line: lift the earlier one clear
+        if marks[k][0] >= marks[k + 1][0] - 0.05:
+            marks[k] = (marks[k + 1][0] - 0.3 * LINE, marks[k][1])
     accepted_at = next((y for y, stage in marks if stage == "steer.accepted"), None)
     first_y = marks[0][0]
     last_y = marks[-1][0]
@@ -263,9 +329,10 @@ def _steer_track(c: _Canvas, k: int, life: SteerLife) -> None:
     if accepted_at is not None:
         if life.settled:
             c.ax.plot([x, x], [accepted_at, last_y], color=COLORS["steer.accepted"], lw=1.6)
-        else:
+        else:  # open at the end: red when the run broke a property, else the trace just stops here
             end = c.y(c.plan.height)
-            c.ax.plot([x, x], [accepted_at, end], color=COLORS["violation"], lw=1.6, ls="--")
-            c.ax.plot([x], [end], marker="v", ms=6, color=COLORS["violation"], zorder=4)
+            colour = COLORS["violation"] if c.plan.banners else COLORS["steer.accepted"]
+            c.ax.plot([x, x], [accepted_at, end], color=colour, lw=1.6, ls="--")
+            c.ax.plot([x], [end], marker="v", ms=6, color=colour, zorder=4)
     for y, stage in marks:
         c.ax.plot([x], [y], color=COLORS[stage], ms=5.5, zorder=4, **MARKERS[stage])

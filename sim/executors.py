@@ -11,7 +11,8 @@ random subset of the environment's action kinds for its whole run, so that runs 
 uniform mix of everything would rarely reach (a run in which the user never steers, or in which faults
 never fire). Only kinds of actors outside the model's `fair_actors` are ever turned off: the system's own
 steps always run, so a run that stops because everything left is turned off is a run in which the
-environment fell silent, which the model's fairness allows.
+environment fell silent, which the model's fairness allows; an obligation still open there (an accepted
+steer never resolved) is a real finding, not an artefact of the subset.
 """
 
 from __future__ import annotations
@@ -115,8 +116,9 @@ def environment_kinds(model: Model, max_states: int = SWARM_DISCOVERY_STATES) ->
     product = Product(model)
     fair = tuple(model.fair_actors)
     kinds: set[str] = set()
-    seen = set(product.init_states())
-    queue = deque(seen)
+    inits = product.init_states()
+    seen = set(inits)
+    queue = deque(inits)  # in the model's order, never a set's: the cut at max_states must not vary
     while queue and len(seen) < max_states:
         for transition in product.successors(queue.popleft()):
             action = transition.action
@@ -221,7 +223,8 @@ class DaskExecutor(SeedExecutor):
     """Chunks on a Dask distributed cluster: `address` of a running scheduler, or "local" for a
     LocalCluster of two worker processes started (and stopped by `close`) here."""
 
-    def __init__(self, recipe: SweepRecipe, address: str, chunk_size: int | None = None) -> None:
+    def __init__(self, recipe: SweepRecipe, address: str, chunk_size: int | None = None,
+                 connect_timeout: float = 20.0) -> None:
         super().__init__(recipe, chunk_size)
         try:
             from dask.distributed import Client, LocalCluster
@@ -234,7 +237,7 @@ class DaskExecutor(SeedExecutor):
             self._client = Client(self._cluster)
         else:
             try:
-                self._client = Client(address, timeout=30)
+                self._client = Client(address, timeout=connect_timeout)
             except OSError as unreachable:
                 raise UsageError(f"--dask {address}: cannot reach a Dask scheduler there ({unreachable}); "
                                  "give tcp://HOST:PORT of a running scheduler, or `local`") from None

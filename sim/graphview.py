@@ -107,13 +107,17 @@ def graph_figure(graph: nx.DiGraph, path: Sequence[int] = (), title: str = "") -
     if on_path:
         ax.add_collection(LineCollection([(pos[u], pos[v]) for u, v in on_path], colors=COLORS["path"],
                                          linewidths=1.8, zorder=2))
-    nodes = list(graph.nodes)
-    colours = ["#2ca02c" if graph.nodes[n]["init"] else COLORS["violation"] if graph.nodes[n]["violated"]
-               else "#8c8c8c" for n in nodes]
-    ax.scatter([pos[n][0] for n in nodes], [pos[n][1] for n in nodes], s=9, c=colours, zorder=3, linewidths=0)
+    groups: dict[str, list[int]] = {}
+    for node, data in graph.nodes(data=True):
+        colour = "#2ca02c" if data["init"] else COLORS["violation"] if data["violated"] else "#8c8c8c"
+        groups.setdefault(colour, []).append(node)
+    for colour, members in sorted(groups.items()):  # one marker line per colour: small, fast SVG
+        ax.plot([pos[n][0] for n in members], [pos[n][1] for n in members], ls="none", marker="o", ms=3,
+                mew=0, color=colour, zorder=3)
+    if path:
+        ax.plot([pos[n][0] for n in path], [pos[n][1] for n in path], ls="none", marker="o", ms=5.5, mfc="none",
+                mec=COLORS["path"], mew=1.2, zorder=4)
     for step, node in enumerate(path):
-        ax.scatter([pos[node][0]], [pos[node][1]], s=30, facecolors="none", edgecolors=COLORS["path"],
-                   linewidths=1.2, zorder=4)
         ax.annotate(str(step), pos[node], xytext=(0, 4), textcoords="offset points", ha="center", va="bottom",
                     fontsize=6.5, color=COLORS["path"], zorder=5)
     summary = f"{graph.number_of_nodes()} states, {graph.number_of_edges()} transitions, depth {int(depth)}"

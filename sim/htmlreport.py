@@ -17,6 +17,7 @@ from pathlib import Path as FilePath
 from typing import Any
 
 from sim.diagram import draw_trace, timed_trace
+from sim.draw.layout import event_detail
 from sim.draw.style import inline_svg
 from sim.explorer import CheckOptions, CheckResult, PropertyResult, check
 from sim.graphview import (
@@ -51,6 +52,8 @@ code, .mono { font-family: 'DejaVu Sans Mono', Menlo, Consolas, monospace; font-
 .steps td:nth-child(1), .steps td:nth-child(2) { text-align: right; white-space: nowrap; }
 .steps tr.broken { background: #fdeeee; }
 ul.plain { list-style: none; padding-left: 0; margin: 0; }
+details summary { cursor: pointer; } details pre { margin: 0.2em 0 0.4em 1em; white-space: pre-wrap;
+  max-height: 20em; overflow: auto; background: #fafafa; }
 """
 
 
@@ -138,8 +141,10 @@ def _verdicts(result: CheckResult) -> list[str]:
     rows = []
     for prop in result.properties:
         link = ""
-        if prop.counterexample is not None:
+        if prop.counterexample is not None and prop.status == "violated":
             link = f'<a href="#{_anchor(prop.name)}">counterexample, {len(prop.counterexample.steps)} steps</a>'
+        elif prop.counterexample is not None:
+            link = f'<span class="muted">witness: {len(prop.counterexample.steps)} steps</span>'
         rows.append(f"<tr><td><code>{escape(prop.name)}</code></td><td>{escape(prop.kind)}</td>"
                     f'<td><span class="badge {STATUS_CLASS[prop.status]}">{escape(prop.status)}</span></td>'
                     f"<td>{escape(prop.doc)}{'<br><i>' + escape(prop.note) + '</i>' if prop.note else ''}</td>"
@@ -170,7 +175,7 @@ def _counterexamples(name: str, model: Model, params: dict[str, Any], bug: str |
         if path.loop_start is not None:
             out.append(f"<p>Steps from {path.loop_start} on repeat forever: a fair run that never meets the "
                        "obligation.</p>")
-        figure = draw_trace(trace, f"{name}: {prop.name}", provenance, path.loop_start)
+        figure = draw_trace(trace, f"{name}: {prop.name}", provenance, path.loop_start, model)
         out.append(f'<p class="muted">Timing diagram ({escape(provenance)}; the explorer finds orderings, the '
                    "times only spread them out for reading).</p>")
         out.append(f'<div class="figure">{inline_svg(figure, f"{name}-{bug}-{prop.name}")}</div>')
@@ -181,8 +186,7 @@ def _counterexamples(name: str, model: Model, params: dict[str, Any], bug: str |
 def _step_table(trace: Trace, prop: PropertyResult) -> str:
     rows = []
     for step in trace.steps:
-        events = "".join(f"<li><code>{escape(e['source'])} → {escape(e['target'])}</code> <b>{escape(e['name'])}</b>"
-                         f" <span class='mono muted'>{escape(json.dumps(e['data']))}</span></li>" for e in step.events)
+        events = "".join(_event_item(e) for e in step.events)
         facts = "".join(f"<li><code>{escape(_fact_text(f))}</code></li>" for f in step.facts)
         broken = "".join(f"<li class='violation'>✗ {escape(v['property'])}: {escape(v['message'])}</li>"
                          for v in step.violations)
@@ -199,6 +203,15 @@ def _step_table(trace: Trace, prop: PropertyResult) -> str:
                       f"{escape(v['property'])}: {escape(v['message'])}</td></tr>" for v in trace.violations)
     return ('<table class="steps"><tr><th>step</th><th>t</th><th>actor</th><th>action</th><th>events</th>'
             f"<th>facts</th></tr>{''.join(rows)}{end}</table>")
+
+
+def _event_item(event: Mapping[str, Any]) -> str:
+    """One event: who to whom, its name and its scalar fields; the whole payload folds out on a click
+    (a `<details>` element, so no script is needed)."""
+    head = (f"<code>{escape(event['source'])} → {escape(event['target'])}</code> <b>{escape(event['name'])}</b> "
+            f"<span class='mono muted'>{escape(event_detail(event['data'], 90))}</span>")
+    payload = escape(json.dumps(event["data"], indent=1))
+    return f"<li><details><summary>{head}</summary><pre class='mono'>{payload}</pre></details></li>"
 
 
 def _fact_text(fact: Mapping[str, Any]) -> str:

@@ -82,9 +82,11 @@ class ModelSpec:
     bugs: Mapping[str, str]
     factory: Callable[[Mapping[str, Any], str | None], Model]
     bug_catchers: Mapping[str, str] = field(default_factory=dict)
+    bug_params: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
-    def resolve(self, given: Mapping[str, Any]) -> dict[str, Any]:
-        """Defaults overlaid with `given`, each checked; unknown names are refused with the known ones."""
+    def resolve(self, given: Mapping[str, Any], bug: str | None = None) -> dict[str, Any]:
+        """Defaults, overlaid with the parameters a bug variant needs to show at all (`bug_params`),
+        overlaid with `given`; each checked, and unknown names refused with the known ones."""
         known = {p.name: p for p in self.params}
         for key in given:
             if key not in known:
@@ -92,7 +94,8 @@ class ModelSpec:
                     f"model {self.name!r} has no parameter {key!r}; its parameters are: "
                     + ", ".join(known)
                 )
-        return {p.name: p.validate(given.get(p.name, p.default)) for p in self.params}
+        chosen = {**self.bug_params.get(bug or "", {}), **given}
+        return {p.name: p.validate(chosen.get(p.name, p.default)) for p in self.params}
 
     def parse_assignments(self, assignments: Sequence[str]) -> dict[str, Any]:
         """Parse `-p KEY=VALUE` strings into typed values."""
@@ -114,7 +117,7 @@ class ModelSpec:
             raise UsageError(
                 f"model {self.name!r} has no bug variant {bug!r}; its bug variants are: " + ", ".join(self.bugs)
             )
-        return self.factory(self.resolve(params or {}), bug)
+        return self.factory(self.resolve(params or {}, bug), bug)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -122,7 +125,8 @@ class ModelSpec:
             "doc": self.doc,
             "params": [p.to_json() for p in self.params],
             "bugs": [
-                {"name": name, "doc": doc, "caught_by": self.bug_catchers.get(name)}
+                {"name": name, "doc": doc, "caught_by": self.bug_catchers.get(name),
+                 "params": dict(self.bug_params.get(name, {}))}
                 for name, doc in self.bugs.items()
             ],
         }

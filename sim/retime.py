@@ -72,7 +72,10 @@ def retime_trace(trace: Trace, timing: TimingProfile | None = None, seed: int = 
         return trace
     model = get_model_spec(trace.model).build(trace.params, trace.bug)
     product = Product(model)
-    state = product.init_states()[trace.init]
+    inits = product.init_states()
+    if not 0 <= trace.init < len(inits):
+        raise ValueError(f"the trace starts in initial state {trace.init}, which model {trace.model!r} does not have")
+    state = inits[trace.init]
     actions = []
     for step in trace.steps:
         action = action_from_json(step.action, product.actions(state))

@@ -3,15 +3,19 @@
 A simulated run that breaks a property is usually long, with many steps that have nothing to do with
 the failure. Shrinking is delta debugging (Zeller's ddmin) over the run's action sequence: drop a chunk
 of actions, replay what is left through `sim.product.Product` from the same initial state, and keep the
-candidate only if every action is still enabled and the same property is still violated (by a step, or
-at the end of a run in which nothing more can happen). A replay stops at the first violation, so every
+candidate only if it replays as a path of the model and the same property is still violated (by a step,
+or at the end of a run in which nothing more can happen). A replay stops at the first violation, so every
 candidate is also cut to the step that violates. Chunks halve until single steps, so the result is
-1-minimal: removing any one more step loses the violation. A final greedy pass orders candidates of
-equal length by their total delay, so the result has the fewest steps, then the smallest delays.
+1-minimal: removing any one more step loses the violation. A last pass removes every contiguous
+segment (not only the aligned chunks ddmin tries) and moves every step elsewhere, and takes the shortest
+result, then the one with the smallest total delay, until nothing shrinks: the fewest steps, then the
+smallest delays. A candidate step whose actor can do nothing at that point is dropped on replay.
 
 Actions are matched exactly first; an action whose arguments name something counted (the third steer)
 falls back to the first enabled action of the same actor and kind, so that dropping an earlier steer
-does not make every later one unmatchable.
+does not make every later one unmatchable, and then to the first enabled action of the same actor, so
+that a deterministic participant (an agent loop) takes the step its new state calls for. Whatever a
+candidate is made of, it is kept only if it replays as a path of the model and violates the property.
 
 Each kept step keeps the delay it had in the simulated run (the time since the step before it), and the
 shrunk trace's times are those delays added up: a trace `steersim replay` accepts like any other.
@@ -27,6 +31,9 @@ from sim.model import Action, Model
 from sim.product import Product, Transition, Violation
 from sim.registry import get_model_spec
 from sim.trace import Trace, make_trace, read_trace, write_trace
+
+SEGMENT_PASS_STEPS = 80
+MOVE_PASS_STEPS = 40
 
 
 @dataclass(frozen=True)
@@ -70,31 +77,34 @@ class _Replayer:
         product = self.product
         state = product.init_states()[self.init]
         taken: list[Transition] = []
-        for wanted in actions:
+        kept: list[float] = []
+        for wanted, delay in zip(actions, delays, strict=True):
             action = _match(product.actions(state), wanted)
-            if action is None:
-                return None
-            transition = product.step(state, action)
+            transition = None if action is None else product.step(state, action)
             if transition is None:
-                return None
+                continue
             taken.append(transition)
+            kept.append(delay)
             if transition.violations:
                 if not any(v.property == self.prop for v in transition.violations):
                     return None
-                return Shrunk(self.init, tuple(taken), tuple(delays[: len(taken)]), (), self.prop)
+                return Shrunk(self.init, tuple(taken), tuple(kept), (), self.prop)
             state = transition.target
         if product.successors(state):
             return None
         ends = product.end_violations(state)
         if not any(v.property == self.prop for v in ends):
             return None
-        return Shrunk(self.init, tuple(taken), tuple(delays[: len(taken)]), tuple(ends), self.prop)
+        return Shrunk(self.init, tuple(taken), tuple(kept), tuple(ends), self.prop)
 
 
 def _match(offered: Sequence[Action], wanted: Action) -> Action | None:
+    """The enabled action closest to `wanted`: itself, else the first of the same actor and kind, else
+    the first of the same actor; None (the step is dropped) when its actor can do nothing."""
     if wanted in offered:
         return wanted
-    return next((a for a in offered if a.actor == wanted.actor and a.kind == wanted.kind), None)
+    same_actor = [a for a in offered if a.actor == wanted.actor]
+    return next((a for a in same_actor if a.kind == wanted.kind), same_actor[0] if same_actor else None)
 
 
 def _without(values: Sequence, start: int, stop: int) -> list:
@@ -123,17 +133,38 @@ def _ddmin(replayer: _Replayer, best: Shrunk) -> Shrunk:
     return best
 
 
-def _greedy(replayer: _Replayer, best: Shrunk) -> Shrunk:
-    """Remove single steps while any removal works, taking the shortest result, then the one with the
-    smallest total delay."""
+def _moved(values: Sequence, source: int, target: int) -> list:
+    """`values` with the item at `source` moved to position `target`."""
+    out = list(values)
+    out.insert(target, out.pop(source))
+    return out
+
+
+def _segments(replayer: _Replayer, best: Shrunk, max_steps: int = SEGMENT_PASS_STEPS) -> Shrunk:
+    """Remove every contiguous segment in turn, not only ddmin's aligned chunks, and move every step to
+    every other place, and take the best result: the shortest, then the one with the smallest total
+    delay; repeat while anything shrinks. Cutting a whole stretch at once is what lets a deterministic
+    participant's later steps re-derive from an earlier state, and moving a step (a steer sent earlier)
+    is what lets the system react sooner. Removal is quadratic in the run's length and moving cubic, so
+    removal covers runs up to `max_steps` and moving runs up to MOVE_PASS_STEPS (ddmin has made most
+    runs that short already); longer ones get single-step removal only."""
     while True:
         actions, delays = best.actions, best.delays
-        candidates = [replayer.attempt(_without(actions, i, i + 1), _without(delays, i, i + 1))
-                      for i in range(len(actions))]
-        shorter = [c for c in candidates if c is not None and len(c.transitions) < len(actions)]
-        if not shorter:
+        n = len(actions)
+        lengths = range(1, n + 1) if n <= max_steps else range(1, 2)
+        edits = [(_without, i, i + k) for k in lengths for i in range(n - k + 1)]
+        if n <= MOVE_PASS_STEPS:
+            edits += [(_moved, i, j) for i in range(n) for j in range(n) if j != i]
+        found = None
+        for edit, a, b in edits:
+            candidate = replayer.attempt(edit(actions, a, b), edit(delays, a, b))
+            if candidate is not None and len(candidate.transitions) < n and (
+                    found is None or (len(candidate.transitions), candidate.total_delay)
+                    < (len(found.transitions), found.total_delay)):
+                found = candidate
+        if found is None:
             return best
-        best = min(shorter, key=lambda c: (len(c.transitions), c.total_delay))
+        best = found
 
 
 def shrink_run(model: Model, init: int, actions: Sequence[Action], delays: Sequence[float], prop: str) -> Shrunk:
@@ -143,7 +174,7 @@ def shrink_run(model: Model, init: int, actions: Sequence[Action], delays: Seque
     start = replayer.attempt(actions, delays)
     if start is None:
         raise ValueError(f"the run to shrink does not violate {prop!r}")
-    return _greedy(replayer, _ddmin(replayer, start))
+    return _segments(replayer, _ddmin(replayer, start))
 
 
 def trace_property(trace: Trace) -> str:

@@ -47,14 +47,14 @@ class Arrow:
 
 @dataclass(frozen=True)
 class StepRow:
-    """The margin entry of a drawn step: its number, time and action, over `lines` lines from `y`."""
+    """The margin entry of a drawn step: its number, time and action, at line `y`."""
 
     y: float
-    lines: int
     index: int
     t: float | None
     action: str
     compressed_gap: float | None = None  # elapsed time drawn shorter than scale, shown as a break
+    loop_start: bool = False  # a liveness counterexample repeats from this step on
 
 
 @dataclass(frozen=True)
@@ -120,7 +120,6 @@ class Layout:
     steers: list[SteerLife]
     banners: list[Banner]
     height: float
-    timed: bool
     notes: list[str]
 
 
@@ -143,8 +142,10 @@ def action_text(action: Mapping[str, Any]) -> str:
 
 
 def event_detail(data: Mapping[str, Any], width: int = 44) -> str:
-    """The scalar fields of an event's payload, `key=value`, cut to `width` characters."""
-    parts = [f"{k}={v}" for k, v in data.items() if isinstance(v, (str, int, float, bool)) or v is None]
+    """The scalar fields of an event's payload, `key=value`, cut to `width` characters (a `type` field
+    repeats the event's name, which the label already shows)."""
+    parts = [f"{k}={v}" for k, v in data.items()
+             if (isinstance(v, (str, int, float, bool)) or v is None) and k != "type"]
     text = " ".join(parts)
     return text if len(text) <= width else text[: width - 1] + "…"
 
@@ -157,15 +158,26 @@ def _mentions(value: Any, wanted: str) -> bool:
     return value == wanted
 
 
-def _event_about(step: TraceStep, wanted: str, after: int = -1) -> int:
-    """The position of the first event of `step` after position `after` whose payload mentions `wanted`
-    (else the last such event at or before it, else the first event): facts are listed per step, so this
-    ties a fact back to the line of the event that carried it."""
-    mentions = [k for k, event in enumerate(step.events) if _mentions(event.get("data", {}), wanted)]
-    later = [k for k in mentions if k > after]
-    if later:
-        return later[0]
-    return max((k for k in mentions if k <= after), default=0)
+def _fact_key(fact: Mapping[str, Any]) -> str:
+    return str(fact.get("id", fact.get("call", fact.get("turn", ""))))
+
+
+def guess_fact_events(step: TraceStep) -> list[int]:
+    """For each fact of `step`, the position of the event that most likely carried it, when the model
+    cannot be asked: the first event after the one that carried the previous fact about the same steer,
+    call or turn whose payload mentions it (a "send" step often shows a submission and its
+    acknowledgement as two events), else the first event."""
+    used: dict[str, int] = {}
+    out = []
+    for fact in step.facts:
+        key = _fact_key(fact)
+        after = used.get(key, -1)
+        mentions = [k for k, event in enumerate(step.events) if _mentions(event.get("data", {}), key)]
+        later = [k for k in mentions if k > after]
+        k = later[0] if later else max(after, 0)
+        used[key] = k
+        out.append(k)
+    return out
 
 
 def _eventful(step: TraceStep) -> bool:
@@ -217,90 +229,121 @@ def _time_scale(trace: Trace) -> float | None:
     return 1.0 / statistics.median(gaps) if gaps else None
 
 
-def layout(trace: Trace, title: str = "", loop_start: int | None = None) -> Layout:
-    """Place every step, message, span, steer mark and violation of `trace`."""
-    scale = _time_scale(trace)
-    timed = all(s.t is not None for s in trace.steps)
-    rows: list[StepRow] = []
-    arrows: list[Arrow] = []
-    elisions: list[Elision] = []
-    banners: list[Banner] = []
-    line_of: dict[int, list[float]] = {}  # step index -> y of each of its event lines
-    notes: list[str] = []
-    y = 0.0
-    previous_t: float | None = None
-    for kind, first, last in choose_shown(trace):
-        chunk = trace.steps[first : last + 1]
-        t0 = chunk[0].t
+class _Rows:
+    """Places rows top to bottom: steps, collapsed or cut stretches, violation bands."""
+
+    def __init__(self, scale: float | None, loop_start: int | None) -> None:
+        self.scale, self.loop_start = scale, loop_start
+        self.y = 0.0
+        self.previous_t: float | None = None
+        self.steps: list[StepRow] = []
+        self.arrows: list[Arrow] = []
+        self.elisions: list[Elision] = []
+        self.banners: list[Banner] = []
+        self.notes: list[str] = []
+        self.line_of: dict[int, list[float]] = {}  # step index -> y of each of its event lines
+
+    def advance_to(self, t: float | None) -> float | None:
+        """Leave the gap that the time since the previous row calls for; return the elapsed time when
+        the gap had to be drawn shorter than scale."""
         gap, compressed = STEP_GAP, None
-        if scale is not None and previous_t is not None and t0 is not None:
-            extra = (t0 - previous_t) * scale
+        if self.scale is not None and self.previous_t is not None and t is not None:
+            extra = (t - self.previous_t) * self.scale
             gap += min(extra, MAX_TIME_GAP)
             if extra > MAX_TIME_GAP:
-                compressed = t0 - previous_t
-        y += gap
-        if kind != "step":
-            elisions.append(Elision(y, first, last, t0, chunk[-1].t, _summary(chunk), kind == "cut"))
-            for step in chunk:
-                line_of[step.i] = [y] * max(1, len(step.events))
-            broken = tuple((v["property"], v["message"]) for step in chunk for v in step.violations)
-            if broken:
-                banners.append(Banner(y - 0.5, y + len(broken) + 0.6, last, broken))
-                y += len(broken)
-            y += 1.0
-            previous_t = chunk[-1].t
-            continue
-        step = chunk[0]
-        lines = max(1, len(step.events))
-        ys = [y + k for k in range(lines)]
-        line_of[step.i] = ys
-        rows.append(StepRow(y, lines, step.i, step.t, action_text(step.action), compressed))
-        for event, ey in zip(step.events, ys, strict=False):
+                compressed = t - self.previous_t
+        self.y += gap
+        return compressed
+
+    def stretch(self, chunk: Sequence[TraceStep], cut: bool) -> None:
+        y = self.y
+        self.elisions.append(Elision(y, chunk[0].i, chunk[-1].i, chunk[0].t, chunk[-1].t, _summary(chunk), cut))
+        for step in chunk:
+            self.line_of[step.i] = [y] * max(1, len(step.events))
+        broken = tuple((v["property"], v["message"]) for step in chunk for v in step.violations)
+        if broken:
+            self.banners.append(Banner(y - 0.5, y + len(broken) + 0.6, chunk[-1].i, broken))
+            self.y += len(broken)
+        self.y += 1.0
+        self.previous_t = chunk[-1].t
+
+    def step(self, step: TraceStep, compressed: float | None) -> None:
+        ys = [self.y + k for k in range(max(1, len(step.events)))]
+        self.line_of[step.i] = ys
+        loops_here = step.i == self.loop_start
+        self.steps.append(StepRow(ys[0], step.i, step.t, action_text(step.action), compressed, loops_here))
+        for event, y in zip(step.events, ys, strict=False):
             detail = event_detail(event.get("data", {}))
-            arrows.append(Arrow(ey, event["source"], event["target"], event["name"], detail))
-        y += lines
-        if loop_start is not None and step.i == loop_start:
-            notes.append(f"the run loops back to step {loop_start} forever")
+            self.arrows.append(Arrow(y, event["source"], event["target"], event["name"], detail))
+        self.y += len(ys)
+        if loops_here:
+            self.notes.append(f"↻ from step {step.i} on the run repeats forever: a fair cycle that never meets "
+                              "the obligation")
         if step.violations:
-            banners.append(Banner(ys[0] - 0.5, y + len(step.violations) + 0.1, step.i,
-                                  tuple((v["property"], v["message"]) for v in step.violations)))
-            y += len(step.violations) + 0.2
-        previous_t = step.t
-    if trace.violations:
-        y += STEP_GAP
-        count = len(trace.violations)
-        banners.append(Banner(y - 0.3, y + count + 0.1, None,
-                              tuple((v["property"], v["message"]) for v in trace.violations)))
-        y += count + 0.2
-    end = y + STEP_GAP
-    spans = list(_spans(trace, line_of))
+            self.banners.append(Banner(ys[0] - 0.5, self.y + len(step.violations) + 0.1, step.i,
+                                       tuple((v["property"], v["message"]) for v in step.violations)))
+            self.y += len(step.violations) + 0.2
+        self.previous_t = step.t
+
+    def end(self, violations: Sequence[Mapping[str, str]]) -> float:
+        """Band the violations of the end state, if any; return the height of the whole diagram."""
+        if violations:
+            self.y += STEP_GAP
+            self.banners.append(Banner(self.y - 0.3, self.y + len(violations) + 0.1, None,
+                                       tuple((v["property"], v["message"]) for v in violations)))
+            self.y += len(violations) + 0.2
+        return self.y + STEP_GAP
+
+
+def layout(trace: Trace, title: str = "", loop_start: int | None = None,
+           fact_events: Sequence[Sequence[int] | None] | None = None) -> Layout:
+    """Place every step, message, span, steer mark and violation of `trace`. `fact_events[i][j]` is the
+    position of the event of step i that carried its fact j (from the model, see `sim.diagram`); steps
+    without it are guessed from the events' payloads."""
+    rows = _Rows(_time_scale(trace), loop_start)
+    for kind, first, last in choose_shown(trace):
+        chunk = trace.steps[first : last + 1]
+        compressed = rows.advance_to(chunk[0].t)
+        if kind == "step":
+            rows.step(chunk[0], compressed)
+        else:
+            rows.stretch(chunk, cut=kind == "cut")
+    end = rows.end(trace.violations)
+    origins = []
+    for position, step in enumerate(trace.steps):
+        known = fact_events[position] if fact_events is not None else None
+        origins.append(list(known) if known is not None else guess_fact_events(step))
+    spans = list(_spans(trace, origins, rows.line_of))
     _nest(spans, end)
-    return Layout(title, lane_order(trace), rows, arrows, elisions, spans, _steer_lives(trace, line_of),
-                  banners, end, timed, notes)
+    return Layout(title, lane_order(trace), rows.steps, rows.arrows, rows.elisions, spans,
+                  _steer_lives(trace, origins, rows.line_of), rows.banners, end, rows.notes)
 
 
-def _spans(trace: Trace, line_of: Mapping[int, list[float]]) -> Iterator[Span]:
+def _line(line_of: Mapping[int, list[float]], step: TraceStep, event: int) -> float:
+    ys = line_of[step.i]
+    return ys[min(event, len(ys) - 1)]
+
+
+def _spans(trace: Trace, origins: Sequence[Sequence[int]], line_of: Mapping[int, list[float]]) -> Iterator[Span]:
     """Turns from turn.started to turn.ended (matched by turn id, first opened first closed) on the lane
-    that started them; tool calls from tool.started to tool.result on the call's own lane."""
+    of the event that started them; tool calls from tool.started to tool.result on the call's own lane."""
     lanes = lane_order(trace)
     open_spans: dict[tuple[str, str], list[Span]] = {}
-    for step in trace.steps:
-        ys = line_of[step.i]
-        for fact in step.facts:
+    for step, events in zip(trace.steps, origins, strict=True):
+        for fact, k in zip(step.facts, events, strict=True):
             name = fact.get("fact")
             if name in ("turn.started", "tool.started"):
                 kind, key = ("turn", str(fact["turn"])) if name == "turn.started" else ("tool", str(fact["call"]))
-                k = _event_about(step, key)
                 event = step.events[k] if step.events else {"source": step.action["actor"], "target": ""}
                 lane = event["source"] if kind == "turn" else _tool_lane(lanes, key, event)
-                span = Span(lane, kind, key, ys[min(k, len(ys) - 1)])
+                span = Span(lane, kind, key, _line(line_of, step, k))
                 open_spans.setdefault((kind, key), []).append(span)
                 yield span
             elif name in ("turn.ended", "tool.result"):
                 kind, key = ("turn", str(fact["turn"])) if name == "turn.ended" else ("tool", str(fact["call"]))
                 waiting = open_spans.get((kind, key))
                 if waiting:
-                    waiting.pop(0).y1 = ys[min(_event_about(step, key), len(ys) - 1)] + 0.5
+                    waiting.pop(0).y1 = _line(line_of, step, k) + 0.5
 
 
 def _tool_lane(lanes: Sequence[str], call: str, event: Mapping[str, Any]) -> str:
@@ -324,18 +367,12 @@ def _nest(spans: list[Span], end: float) -> None:
             active.append(span)
 
 
-def _steer_lives(trace: Trace, line_of: Mapping[int, list[float]]) -> list[SteerLife]:
-    """Each stage of a steer is put on the line of the event that carried it: the first event after the
-    one that carried its previous stage in this step that mentions the steer (a step such as "send"
-    often shows the submission and the acknowledgement as two events)."""
+def _steer_lives(trace: Trace, origins: Sequence[Sequence[int]],
+                 line_of: Mapping[int, list[float]]) -> list[SteerLife]:
     lives: dict[str, SteerLife] = {}
-    for step in trace.steps:
-        ys = line_of[step.i]
-        used: dict[str, int] = {}
-        for fact in step.facts:
+    for step, events in zip(trace.steps, origins, strict=True):
+        for fact, k in zip(step.facts, events, strict=True):
             if fact.get("fact") in STEER_STAGES:
                 sid = str(fact["id"])
-                k = _event_about(step, sid, after=used.get(sid, -1))
-                used[sid] = k
-                lives.setdefault(sid, SteerLife(sid)).marks.append((ys[min(k, len(ys) - 1)], fact["fact"]))
+                lives.setdefault(sid, SteerLife(sid)).marks.append((_line(line_of, step, k), fact["fact"]))
     return list(lives.values())

@@ -12,9 +12,6 @@ import re
 from pathlib import Path
 
 import matplotlib
-
-matplotlib.use("Agg")
-
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
@@ -37,6 +34,7 @@ COLORS = {
 
 
 def new_figure(width: float, height: float) -> Figure:
+    """A figure on its own Agg canvas: no pyplot, so drawing never changes a notebook's backend."""
     figure = Figure(figsize=(width, height), dpi=100)
     FigureCanvasAgg(figure)
     return figure

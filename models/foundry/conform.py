@@ -1,0 +1,107 @@
+"""`steersim conform foundry`: check the real `azure-ai-agentserver-core` against the Foundry model.
+
+The real package runs in-process on the virtual-time loop of `sim.vloop`, driven by scripted scenarios;
+every interleaving the scheduler picks is recorded as native events and judged by the core monitors and
+by trace validation against the model. Exit 0 when nothing was found, 1 with findings, 2 on bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from models.foundry.explore import Exploration, Explorer, Found, RunSpec, exhaustive_plan, mixed_plan, sampled_plan
+from models.foundry.report import document, lines, write_reports
+from models.foundry.runner import ChainSystem
+from models.foundry.scenarios import NAMED, scenario_named
+from sim.errors import UsageError
+
+STRATEGIES = ("mix", "random", "pct", "exhaustive")
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="steersim conform foundry", description=__doc__.splitlines()[0])
+    p.add_argument("--runs", type=int, default=1000, help="interleavings to run (default 1000)")
+    p.add_argument("--seed", type=int, default=0, help="first seed of the sampled runs")
+    p.add_argument("--strategy", choices=STRATEGIES, default="mix",
+                   help="mix: bounded exhaustive, then random and PCT seeds (default)")
+    p.add_argument("--scenario", action="append", default=[],
+                   help=f"scenario to run (repeatable; default all): {', '.join(NAMED)}, or random-<seed>")
+    p.add_argument("--schedule", default=None,
+                   help="replay one run of one --scenario with these comma-separated choices, and show it")
+    p.add_argument("--per-scenario", type=int, default=40, help="exhaustive runs per scenario in the mix")
+    p.add_argument("--max-seconds", type=float, default=None, help="stop exploring after this long")
+    p.add_argument("--shrink-budget", type=int, default=40, help="replays spent shrinking each finding")
+    p.add_argument("--json", dest="json_file", default=None, help="write the findings document here")
+    p.add_argument("--report", default=None, help="write one Markdown page and trace per finding here")
+    p.add_argument("--quiet", action="store_true", help="print only the summary")
+    return p
+
+
+def main(argv: Sequence[str]) -> int:
+    args = parser().parse_args(list(argv))
+    if args.runs < 1:
+        raise UsageError("--runs takes a positive number of interleavings, for example --runs 1000")
+    from models.foundry.real import FoundryPackage
+
+    return conform(FoundryPackage(), args)
+
+
+def conform(system: ChainSystem, args: argparse.Namespace) -> int:
+    """Explore, shrink, print and write the findings for `system`; the exit code."""
+    scenarios = args.scenario or list(NAMED)
+    for name in scenarios:
+        scenario_named(name)
+    if args.schedule is not None:
+        return replay_one(system, scenarios, args.schedule)
+    explorer = Explorer(system, report=None if args.quiet else _announce)
+    exploration = explorer.explore(plan(args, scenarios), args.runs, args.max_seconds)
+    for found in exploration.found.values():
+        explorer.shrink(found, args.shrink_budget)
+    summarise(exploration)
+    target = system.target()
+    if args.json_file:
+        Path(args.json_file).write_text(json.dumps(document(exploration, target), indent=2, default=str) + "\n")
+    if args.report:
+        write_reports(Path(args.report), exploration, target)
+    return 1 if exploration.found else 0
+
+
+def plan(args: argparse.Namespace, scenarios: list[str]):
+    if args.strategy == "exhaustive":
+        return exhaustive_plan(scenarios)
+    if args.strategy in ("random", "pct"):
+        return sampled_plan(scenarios, args.seed, (args.strategy,), fresh=False)
+    return mixed_plan(scenarios, args.seed, args.per_scenario, fresh=not args.scenario)
+
+
+def replay_one(system: ChainSystem, scenarios: list[str], text: str) -> int:
+    if len(scenarios) != 1:
+        raise UsageError("--schedule replays one run: give exactly one --scenario")
+    try:
+        schedule = tuple(int(c) for c in text.split(",") if c.strip())
+    except ValueError:
+        raise UsageError(f"--schedule takes comma-separated whole numbers, not {text!r}") from None
+    explorer = Explorer(system)
+    rec, findings = explorer.run(RunSpec(scenarios[0], "replay", None, schedule))
+    for i, o in enumerate(rec.observations):
+        print(f"{i:3d} t={o.t:<7g} {o.event.name:30s} {dict(o.event.data)}")
+    print(f"end: {rec.end}; {len(rec.choices)} decisions")
+    for finding in findings:
+        print(f"[{finding.kind}] {finding.property}: {finding.summary}")
+    return 1 if findings else 0
+
+
+def _announce(found: Found) -> None:
+    print(f"found: {found.finding.kind} {found.finding.property}: {found.finding.summary[:160]}", file=sys.stderr)
+
+
+def summarise(exploration: Exploration) -> None:
+    ends = ", ".join(f"{k} {v}" for k, v in sorted(exploration.ends.items()))
+    print(f"foundry conformance: {exploration.runs} interleavings in {exploration.seconds:.1f} s ({ends}); "
+          f"{len(exploration.found)} distinct findings")
+    for found in exploration.found.values():
+        print("\n".join(lines(found)))

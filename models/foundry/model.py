@@ -1,0 +1,344 @@
+"""Foundry hosted agents: callers steering one multi-turn chain (`@multi_turn_task`).
+
+Callers issue `start(task_id, input, input_id, if_last_input_id)` on one chain. On a steerable chain a
+start() that finds a turn in flight queues its input behind it (bounded by `queue_cap`), records the
+live pending count and then sets the running handler's cooperative `ctx.cancel`; the handler chooses
+when to return. When a turn ends, its handle is resolved first and then the queue head is promoted as
+the next turn, pre-cancelled iff inputs remain behind it. A queued handle can be cancelled; a stale
+`if_last_input_id` is refused before anything else; the process can crash (the record, its queue and
+`last_input_id` survive; handles do not) and restart, re-entering the interrupted turn as `recovered`,
+or shut down gracefully (`exit_for_recovery`, `TaskDeferred`).
+
+By default callers call in index order (caller k sends the k-th input, `m{k}`): callers are alike but
+for their ids, so naming inputs in call order loses no behaviour and keeps the state space small (a
+harness names inputs the same way). A harness whose start() calls overlap, and so may take effect in
+another order than they were issued, turns `callers_in_order` off. Framework steps are atomic actions
+of the `framework` actor. A start() is one atomic step, as it is in-process with the local store (whose
+calls never suspend). Handlers are nondeterministic: at each of at most `handler_steps` safe points
+they read their context, and they may return or raise at any of them, so every handler style
+(honouring or ignoring the signal, returning or raising) is a behaviour of the model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from models.foundry import events as E
+from models.foundry.state import (
+    ABSENT,
+    BOOT,
+    CANCELLED,
+    DEFERRED,
+    DONE,
+    DOWN,
+    ENTERING,
+    EXITED,
+    FAILED,
+    IDLE,
+    IN_PROGRESS,
+    LOST,
+    NOBODY,
+    NONE,
+    ORPHAN,
+    RETURNED,
+    RUNNING,
+    STOPPING,
+    SUSPENDED,
+    UP,
+    WAITING,
+    FoundryState,
+    initial_state,
+    input_id,
+    set_at,
+    with_,
+)
+from sim.facts import Fact
+from sim.model import Action, Event, Property
+
+# start() outcomes
+FRESH, RESUMED, QUEUED = "fresh", "resumed", "queued"
+PRECONDITION, FULL, CONFLICT = "LastInputIdPreconditionFailed", "SteeringQueueFull", "TaskConflictError"
+REJECTIONS = (PRECONDITION, FULL, CONFLICT)
+
+
+class FoundryModel:
+    """One chain, `callers` callers, one process that may crash and restart. Parameters as in
+    `models.foundry.SPEC`; `bug` one of `models.foundry.bugs.BUGS` or None."""
+
+    name = "foundry"
+    fair_actors = ("framework", "handler", "process")
+
+    def __init__(self, params: Mapping[str, Any], bug: str | None = None) -> None:
+        self.bug = bug
+        self.n = params["callers"]
+        self.cap = params["queue_cap"]
+        self.steerable = params["steerable"]
+        self.steps = params["handler_steps"]
+        self.precondition_choices = params["preconditions"]
+        self.max_crashes = params["crashes"]
+        self.max_shutdowns = params["shutdowns"]
+        self.max_cancels = params["queued_cancels"]
+        self.precancel = params["precancel_if_successors"]
+        self.advance_on_accept = params["last_input_id_advances_on"] == "accept"
+        self.surface = params["surface"]
+        self.in_order = params["callers_in_order"]
+        self.deferred_outcome = params["deferred_outcome"]
+        self.queued_at_shutdown = params["queued_handle_at_shutdown"]
+        self.promote_during_shutdown = params["promote_during_shutdown"]
+        self.always_cancelled = params["explicit_cancel_outcome"] == "always_cancelled"
+
+    # ------------------------------------------------------------------ actions
+    def init_states(self) -> Sequence[FoundryState]:
+        return [initial_state(self.n)]
+
+    def actions(self, s: FoundryState) -> list[Action]:
+        out: list[Action] = []
+        if s.proc in (UP, BOOT):
+            issued = tuple(k for k in range(self.n) if s.callers[k] != IDLE)
+            idle = [k for k in range(self.n) if s.callers[k] == IDLE]
+            for c in idle[:1] if self.in_order else idle:
+                choices = (NOBODY, *issued) if self.precondition_choices else (NOBODY,)
+                out.extend(Action(f"caller:{c}", "caller.start", (c, p)) for p in choices)
+        if s.proc == UP and s.cancels < self.max_cancels:
+            out.extend(Action(f"caller:{c}", "caller.cancel", (c,))
+                       for c in range(self.n) if s.callers[c] == WAITING and s.queued[c])
+        if s.turn == RUNNING:
+            if s.checks < self.steps:
+                out.append(Action("handler", "handler.check"))
+            out.append(Action("handler", "handler.return"))
+            out.append(Action("handler", "handler.raise"))
+            if s.proc == STOPPING:
+                out.append(Action("handler", "handler.exit_for_recovery"))
+        out.extend(self._framework_actions(s))
+        out.extend(self._process_actions(s))
+        return out
+
+    def _framework_actions(self, s: FoundryState) -> list[Action]:
+        out = []
+        if s.turn == ENTERING:
+            out.append(Action("framework", "framework.enter"))
+        elif s.turn == EXITED:
+            if not s.resolved:
+                out.append(Action("framework", "framework.resolve"))
+            if s.resolved or self.bug == "resolve-after-promote":
+                out.append(Action("framework", "framework.advance"))
+        if s.turn == RUNNING and s.seen != len(s.queue):  # only bug variants let the visible count lag
+            out.append(Action("framework", "framework.count"))
+        if s.proc == BOOT:
+            out.append(Action("framework", "framework.recover"))
+        return out
+
+    def _process_actions(self, s: FoundryState) -> list[Action]:
+        out = []
+        if s.proc == UP and s.turn == RUNNING and s.crashes < self.max_crashes:
+            out.append(Action("fault", "fault.crash"))
+        if s.proc == DOWN:
+            out.append(Action("process", "process.restart"))
+        if s.proc == UP and s.turn != NONE and s.shutdowns < self.max_shutdowns:
+            out.append(Action("process", "process.shutdown"))
+        if s.proc == STOPPING and s.turn in (NONE, RUNNING):
+            out.append(Action("process", "process.stop"))
+        return out
+
+    # ------------------------------------------------------------------ transitions
+    def next_state(self, s: FoundryState, a: Action) -> FoundryState | None:
+        kind = a.kind
+        if kind == "caller.start":
+            return self._start(s, *a.args)
+        if kind == "caller.cancel":
+            return self._cancel(s, a.args[0])
+        if kind == "handler.check":
+            return with_(s, checks=s.checks + 1)
+        if kind in ("handler.return", "handler.raise", "handler.exit_for_recovery"):
+            outcome = {"handler.return": RETURNED, "handler.raise": FAILED}.get(kind, DEFERRED)
+            return with_(s, turn=EXITED, outcome=outcome, resolved=s.handle == NOBODY)
+        if kind == "framework.enter":
+            entered = s.entered if s.active in s.entered else (*s.entered, s.active)
+            last = s.last if self.advance_on_accept else s.active
+            return with_(s, turn=RUNNING, entered=entered, last=last)
+        if kind == "framework.resolve":
+            return self._resolve(s)
+        if kind == "framework.advance":
+            return self._advance(s)
+        if kind == "framework.count":
+            return with_(s, seen=len(s.queue))
+        if kind == "framework.recover":
+            return self._recover(s)
+        if kind == "fault.crash":
+            return self._down(with_(s, crashes=s.crashes + 1), LOST)
+        if kind == "process.restart":
+            return with_(s, proc=BOOT)
+        if kind == "process.shutdown":
+            return with_(s, proc=STOPPING, shutdowns=s.shutdowns + 1)
+        if kind == "process.stop":
+            return self._stop(s)
+        raise ValueError(f"foundry model has no action kind {kind!r}")
+
+    def start_outcome(self, s: FoundryState, c: int, if_last: int) -> str:
+        """What start() does, in the order the package promises: the precondition before any accept
+        path, then the record's status decides (section 4.1 of the spec)."""
+        if self.needs_recovery(s):
+            s = self._recover(s)
+        busy = s.status == IN_PROGRESS
+        cap = self.cap + 1 if self.bug == "off-by-one-cap" else self.cap
+        full = busy and len(s.queue) >= cap
+        if self.bug == "capacity-before-precondition" and full and self.steerable:
+            return FULL
+        if if_last != NOBODY and s.last != NOBODY and s.last != if_last:
+            return PRECONDITION
+        if s.status == ABSENT:
+            return FRESH
+        if s.status == SUSPENDED:
+            return RESUMED
+        if self.steerable or self.bug == "nonsteerable-queues":
+            return FULL if full else QUEUED
+        return CONFLICT
+
+    def _start(self, s: FoundryState, c: int, if_last: int) -> FoundryState:
+        outcome = self.start_outcome(s, c, if_last)
+        if self.needs_recovery(s):
+            s = self._recover(s)
+        if outcome in REJECTIONS:
+            changes: dict[str, Any] = {}
+            if outcome == FULL and self.bug == "full-advances-head":
+                changes["last"] = c
+            if outcome == FULL and self.bug == "orphan-future-on-full":
+                changes["futures"] = (*s.futures, ORPHAN)
+            return with_(s, callers=set_at(s.callers, c, DONE), rejection=outcome, **changes)
+        callers = set_at(s.callers, c, WAITING)
+        if outcome in (FRESH, RESUMED):
+            return with_(s, callers=callers, status=IN_PROGRESS, last=c, active=c, turn=ENTERING, mode=outcome,
+                         steered=False, cancel=False, requested=False, seen=len(s.queue), checks=0, handle=c,
+                         outcome="", resolved=False)
+        if self.bug == "interrupting-steer" and s.turn in (ENTERING, RUNNING):
+            return with_(s, callers=callers, queued=set_at(s.queued, c, True), last=c, active=c, turn=ENTERING,
+                         mode=RESUMED, steered=True, cancel=False, requested=False, checks=0, handle=c)
+        queue = (*s.queue, c)
+        in_flight = s.turn in (ENTERING, RUNNING)
+        signal = in_flight and self.bug != "no-signal"
+        seen = s.seen if self.bug == "cancel-before-count" and in_flight else len(queue)
+        return with_(s, callers=callers, queued=set_at(s.queued, c, True), queue=queue, futures=(*s.futures, c),
+                     last=c if self.advance_on_accept else s.last, cancel=s.cancel or signal, seen=seen)
+
+    def _cancel(self, s: FoundryState, c: int) -> FoundryState:
+        s = with_(s, cancels=s.cancels + 1)
+        if c in s.queue:
+            victim = s.queue[0] if self.bug == "cancel-removes-head" else c
+            queue = tuple(x for x in s.queue if x != victim)
+            seen = s.seen if self.bug == "stale-count-after-cancel" else len(queue)
+            return with_(s, queue=queue, futures=tuple(x for x in s.futures if x != c), seen=seen,
+                         callers=set_at(s.callers, c, DONE))
+        if c == s.active and s.turn in (ENTERING, RUNNING):
+            return with_(s, requested=True, cancel=True)
+        return s
+
+    def _resolve(self, s: FoundryState) -> FoundryState:
+        callers = s.callers
+        if s.handle >= 0 and callers[s.handle] == WAITING:
+            callers = set_at(callers, s.handle, DONE)
+        return with_(s, callers=callers, resolved=True)
+
+    def _advance(self, s: FoundryState) -> FoundryState:
+        """End of turn after its handle is resolved: promote the queue head, or suspend the chain. A
+        turn deferred by `exit_for_recovery` leaves the record in progress for the next lifetime, and
+        during shutdown the queue stays persisted (promote_during_shutdown = False)."""
+        idle = {"turn": NONE, "mode": "", "steered": False, "cancel": False, "requested": False, "seen": 0,
+                "checks": 0, "handle": NOBODY, "outcome": "", "resolved": True}
+        if s.outcome == DEFERRED:
+            return with_(s, **idle)
+        if s.proc == STOPPING and s.queue and not self.promote_during_shutdown:
+            return with_(s, active=s.queue[0], queue=s.queue[1:], **idle)
+        if s.queue and not (self.bug == "raise-ends-chain" and s.outcome == FAILED):
+            index = -1 if self.bug == "lifo-promotion" else 0
+            head = s.queue[index]
+            rest = s.queue[:index] + s.queue[index + 1 :] if index == 0 else s.queue[:-1]
+            precancel = bool(rest) and self.precancel and self.bug != "no-precancel"
+            handle, futures = self._bind(s.futures, head)
+            return with_(s, active=head, queue=rest, turn=ENTERING, mode=RESUMED, steered=True, cancel=precancel,
+                         requested=False, seen=len(rest), checks=0, handle=handle, futures=futures,
+                         outcome="", resolved=False)
+        return with_(s, status=SUSPENDED, active=NOBODY, **idle)
+
+    def _bind(self, futures: tuple[int, ...], head: int) -> tuple[int, tuple[int, ...]]:
+        """The handle a promoted input resolves: its own caller's, if that caller's future was registered
+        in this lifetime (a queued input that survived a crash has none). The orphan-future bug binds by
+        position instead, as a plain FIFO of futures would."""
+        if self.bug == "orphan-future-on-full":
+            return (futures[0], futures[1:]) if futures else (NOBODY, futures)
+        if head in futures:
+            return head, tuple(f for f in futures if f != head)
+        return NOBODY, futures
+
+    @staticmethod
+    def needs_recovery(s: FoundryState) -> bool:
+        """A record in progress that no execution of this lifetime tracks was left by a crash."""
+        return s.proc == BOOT and s.status == IN_PROGRESS and s.turn == NONE
+
+    def _recover(self, s: FoundryState) -> FoundryState:
+        """The recovery scan (at startup, or inline in start()): re-enter the interrupted turn."""
+        if not self.needs_recovery(s):
+            return with_(s, proc=UP)
+        active, queue = s.active, s.queue
+        if self.bug == "recover-queue-head" and queue:
+            active, queue = queue[0], queue[1:]
+        return with_(s, proc=UP, active=active, queue=queue, turn=ENTERING, mode="recovered", steered=False,
+                     cancel=bool(queue) and self.precancel, requested=False, seen=len(queue), checks=0,
+                     handle=NOBODY, outcome="", resolved=True)
+
+    def _down(self, s: FoundryState, waiting_become: str) -> FoundryState:
+        """The process is gone: in-memory handles and futures with it; the record stays."""
+        callers = tuple(waiting_become if p == WAITING else p for p in s.callers)
+        return with_(s, proc=DOWN, callers=callers, turn=NONE, mode="", steered=False, cancel=False,
+                     requested=False, seen=0, checks=0, handle=NOBODY, futures=(), outcome="", resolved=True)
+
+    def _stop(self, s: FoundryState) -> FoundryState:
+        """End of the grace period: a handler still running is cancelled (its lease force-expired, so
+        the next lifetime reclaims the turn) and in-process waiters on queued inputs get TaskDeferred."""
+        return self._down(s, DONE)
+
+    # ------------------------------------------------------------------ observation
+    def observe(self, s: FoundryState, a: Action, t: FoundryState) -> list[Event]:
+        return E.observe(self, s, a, t)
+
+    def facts(self, event: Event) -> list[Fact]:
+        return E.facts(event)
+
+    def properties(self) -> list[Property]:
+        from models.foundry.properties import properties
+
+        return properties(self)
+
+    def default_timing(self) -> Mapping[str, Any]:
+        return DEFAULT_TIMING
+
+    # ------------------------------------------------------------------ helpers shared with observe
+    def handle_outcome(self, s: FoundryState) -> str:
+        """What the finished turn's handle gets: the handler's outcome, with a deferral reported as
+        `deferred_outcome` and an explicitly cancelled turn as TaskCancelled if so configured."""
+        if s.outcome == DEFERRED:
+            return self.deferred_outcome
+        if s.requested and self.always_cancelled:
+            return CANCELLED
+        return s.outcome
+
+    def ctx_input_id(self, s: FoundryState) -> str:
+        """The `ctx.input_id` the running turn sees: its own input's id."""
+        return input_id(s.last if self.bug == "input-id-is-chain-head" else s.active)
+
+
+DEFAULT_TIMING: Mapping[str, Any] = {
+    "default": {"dist": "exponential", "mean": 0.01},
+    "caller.start": {"dist": "exponential", "mean": 2.0},
+    "caller.cancel": {"dist": "exponential", "mean": 3.0},
+    "handler.check": {"dist": "lognormal", "median": 1.0, "sigma": 0.5},
+    "handler.return": {"dist": "lognormal", "median": 2.0, "sigma": 0.5},
+    "handler.raise": {"dist": "lognormal", "median": 6.0, "sigma": 0.5},
+    "handler.exit_for_recovery": {"dist": "exponential", "mean": 0.5},
+    "fault.crash": {"dist": "exponential", "mean": 20.0},
+    "process.restart": {"dist": "exponential", "mean": 5.0},
+    "process.shutdown": {"dist": "exponential", "mean": 30.0},
+    "process.stop": {"dist": "constant", "value": 25.0},
+}
+
+__all__ = ["DEFAULT_TIMING", "FoundryModel", "FoundryState"]

@@ -1,0 +1,128 @@
+"""The real `azure-ai-agentserver-core` package as a `ChainSystem`: in-process, local file store, no
+cloud service (spec section 9).
+
+The environment is fixed before the package is imported (no hosted provider, no experimental-warning
+noise, a fixed agent and session so that a restarted lifetime owns the same records), and the package's
+loggers are silenced: the harness records behaviour, not log lines. Two chains are registered once, at
+import, as the package requires: a steerable one and a plain one. Both delegate each turn to the
+handler of the current lifetime.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Callable
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+from sim.errors import UsageError
+
+CORE = "azure-ai-agentserver-core"
+TASK_ID = "c1"
+SHUTDOWN_GRACE_S = 25.0
+
+os.environ.pop("FOUNDRY_HOSTING_ENVIRONMENT", None)
+os.environ["AGENTSERVER_TASKS_BACKEND"] = "local"
+os.environ["AZURE_AI_AGENTSERVER_DISABLE_EXPERIMENTAL_WARNING"] = "true"
+os.environ["FOUNDRY_AGENT_NAME"] = "steersim"
+os.environ["FOUNDRY_AGENT_SESSION_ID"] = "conformance"
+logging.getLogger("azure").setLevel(logging.CRITICAL + 1)
+
+try:
+    from azure.ai.agentserver.core import AgentConfig
+    from azure.ai.agentserver.core.tasks import TaskContext, multi_turn_task
+    from azure.ai.agentserver.core.tasks._local_provider import LocalFileTaskProvider
+    from azure.ai.agentserver.core.tasks._manager import TaskManager, set_task_manager
+except ImportError as missing:  # the extra is optional
+    raise UsageError(f"the Foundry packages are not installed ({missing}); run pip install -e '.[foundry]'") from None
+
+_current_handler: Callable[[Any], Any] | None = None
+
+
+async def _delegate(ctx: Any) -> Any:
+    if _current_handler is None:
+        raise RuntimeError("no harness lifetime is installed")
+    return await _current_handler(ctx)
+
+
+@multi_turn_task(name="steersim_steerable", steerable=True)
+async def steerable_chain(ctx: TaskContext[dict]) -> dict:
+    return await _delegate(ctx)
+
+
+@multi_turn_task(name="steersim_plain")
+async def plain_chain(ctx: TaskContext[dict]) -> dict:
+    return await _delegate(ctx)
+
+
+class YieldingProvider:
+    """A store whose every call suspends before it reaches the data, as a remote store's request
+    would; the delegate's results and exceptions pass through unchanged."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    async def create(self, *args: Any, **kwargs: Any) -> Any:
+        await asyncio.sleep(0)
+        return await self.inner.create(*args, **kwargs)
+
+    async def get(self, *args: Any, **kwargs: Any) -> Any:
+        await asyncio.sleep(0)
+        return await self.inner.get(*args, **kwargs)
+
+    async def update(self, *args: Any, **kwargs: Any) -> Any:
+        await asyncio.sleep(0)
+        return await self.inner.update(*args, **kwargs)
+
+    async def delete(self, *args: Any, **kwargs: Any) -> Any:
+        await asyncio.sleep(0)
+        return await self.inner.delete(*args, **kwargs)
+
+    async def list(self, *args: Any, **kwargs: Any) -> Any:
+        await asyncio.sleep(0)
+        return await self.inner.list(*args, **kwargs)
+
+
+class FoundryPackage:
+    """One process lifetime of the package per `install`: a fresh `TaskManager` over the run's store."""
+
+    name = "foundry"
+
+    def __init__(self) -> None:
+        self.manager: Any = None
+        self.chain: Any = steerable_chain
+
+    def target(self) -> dict[str, str]:
+        try:
+            return {"package": CORE, "version": version(CORE)}
+        except PackageNotFoundError:
+            return {"package": CORE, "version": "unknown"}
+
+    def install(self, store: Path, steerable: bool, handler: Callable[[Any], Any], provider_yields: bool) -> None:
+        global _current_handler
+        _current_handler = handler
+        provider: Any = LocalFileTaskProvider(base_dir=store)
+        if provider_yields:
+            provider = YieldingProvider(provider)
+        self.manager = TaskManager(AgentConfig.from_env(), provider=provider, shutdown_grace_seconds=SHUTDOWN_GRACE_S)
+        set_task_manager(self.manager)
+        self.chain = steerable_chain if steerable else plain_chain
+
+    async def startup(self) -> None:
+        await self.manager.startup()
+
+    async def start(self, input_id: str, value: Any, if_last_input_id: str | None) -> Any:
+        return await self.chain.start(task_id=TASK_ID, input=value, input_id=input_id,
+                                      if_last_input_id=if_last_input_id)
+
+    def future(self, handle: Any) -> asyncio.Future:
+        return handle._result_future
+
+    def abandon(self) -> None:
+        set_task_manager(None)
+
+    async def close(self) -> None:
+        await self.manager.shutdown()

@@ -1,0 +1,134 @@
+"""Client obligations (spec invariant 22), written once and applied to the model's client and to real
+clients alike.
+
+A rule judges one client frame against a `ClientView`: what the client had been told when the frame
+reached the server. The model builds the view from its state (`view_of_state`); a harness that records
+a real client builds it from the wire (`WireTracker`). Because judging happens at the server's end of
+the socket, a frame that arrives after the server sent X counts as sent after the client saw X.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+CLIENT_RULES: Mapping[str, str] = {
+    "client-no-resend-accepted": "the client never resends accepted steering input while it is unresolved",
+    "client-no-stream-id-on-steer": "the client never sends stream_id on response.steer",
+    "client-no-automatic-continuation": "the client never sends response.create for a parent whose queued steers "
+                                        "continue automatically",
+    "client-one-continuation-per-parent": "the client sends at most one explicit continuation per parent with "
+                                          "pending steers",
+    "client-continuation-on-parent-lane": "an explicit continuation of a parent with pending steers uses the "
+                                          "parent's lane",
+}
+
+
+def canonical_input(value: Any) -> str:
+    """Steer inputs compare by their canonical JSON, so a resend is recognised whatever its key order."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class ClientView:
+    """`unresolved` the canonical inputs of accepted, unresolved steers on this connection; `lanes` each
+    known response's stream_id; `automatic` parents whose queued steers continue without the client;
+    `awaiting` parents whose queued steers wait for required input; `continued` parents with steers that
+    already got an explicit continuation."""
+
+    unresolved: tuple[str, ...] = ()
+    lanes: tuple[tuple[str, str | None], ...] = ()
+    automatic: tuple[str, ...] = ()
+    awaiting: tuple[str, ...] = ()
+    continued: tuple[str, ...] = ()
+
+    def lane_of(self, response_id: str) -> str | None:
+        return dict(self.lanes).get(response_id)
+
+
+def judge(view: ClientView, frame: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The rules `frame` breaks, each as (rule name, what happened)."""
+    broken: list[tuple[str, str]] = []
+    kind = frame.get("type")
+    if kind == "response.steer":
+        if "stream_id" in frame:
+            broken.append(("client-no-stream-id-on-steer", f"steer carries stream_id {frame['stream_id']!r}"))
+        if canonical_input(frame.get("input")) in view.unresolved:
+            broken.append(("client-no-resend-accepted",
+                           f"steer resends input that was accepted and is still queued: {frame.get('input')!r}"))
+    elif kind == "response.create" and frame.get("previous_response_id"):
+        parent = frame["previous_response_id"]
+        if parent in view.automatic:
+            broken.append(("client-no-automatic-continuation",
+                           f"response.create continues {parent}, whose queued steers continue automatically"))
+        if parent in view.continued:
+            broken.append(("client-one-continuation-per-parent",
+                           f"second explicit continuation of {parent}"))
+        if parent in view.awaiting and frame.get("stream_id") != view.lane_of(parent):
+            broken.append(("client-continuation-on-parent-lane",
+                           f"continuation of {parent} on lane {frame.get('stream_id')!r}, the parent's lane is "
+                           f"{view.lane_of(parent)!r}"))
+    return broken
+
+
+@dataclass
+class WireTracker:
+    """Builds a `ClientView` from the wire events of one session, in the order the server saw them."""
+
+    lanes: dict[str, str | None] = field(default_factory=dict)
+    inputs: dict[str, str] = field(default_factory=dict)  # steer id -> canonical input, while unresolved
+    queued: dict[str, list[str]] = field(default_factory=dict)  # response id -> queued steer ids
+    outcome: dict[str, str] = field(default_factory=dict)  # terminal response id -> "auto" | "input"
+    continued: set[str] = field(default_factory=set)
+    last_steer_input: str = ""
+    violations: list[tuple[str, str]] = field(default_factory=list)
+
+    def view(self) -> ClientView:
+        automatic = tuple(sorted(r for r, ids in self.queued.items() if ids and self.outcome.get(r) != "input"))
+        awaiting = tuple(sorted(r for r, ids in self.queued.items() if ids and self.outcome.get(r) == "input"))
+        return ClientView(tuple(sorted(self.inputs.values())), tuple(sorted(self.lanes.items())), automatic,
+                          awaiting, tuple(sorted(self.continued)))
+
+    def client_frame(self, frame: Mapping[str, Any]) -> list[tuple[str, str]]:
+        """Judge a client frame, then learn from it."""
+        broken = judge(self.view(), frame)
+        self.violations.extend(broken)
+        if frame.get("type") == "response.steer":
+            self.last_steer_input = canonical_input(frame.get("input"))
+        elif frame.get("type") == "response.create":
+            parent = frame.get("previous_response_id")
+            if parent and self.queued.get(parent):
+                self.continued.add(parent)
+        return broken
+
+    def server_event(self, data: Mapping[str, Any]) -> None:
+        kind = data.get("type")
+        if kind == "response.created":
+            response = data["response"]
+            self.lanes[response["id"]] = data.get("stream_id")
+            self._resolve(self.queued.pop(response.get("previous_response_id") or "", []))
+        elif kind == "response.steer.accepted":
+            sid, target = data["steer"]["id"], data["steer"]["previous_response_id"]
+            self.inputs[sid] = self.last_steer_input
+            self.queued.setdefault(target, []).append(sid)
+        elif kind == "response.steer.failed" and data["steer"].get("id"):
+            sid = data["steer"]["id"]
+            self._resolve([sid])
+            for ids in self.queued.values():
+                if sid in ids:
+                    ids.remove(sid)
+        elif kind in ("response.completed", "response.incomplete", "response.failed"):
+            response = data["response"]
+            calls = any(item.get("type") == "function_call" for item in response.get("output", []))
+            self.outcome[response["id"]] = "input" if calls and kind == "response.completed" else "auto"
+
+    def closed(self) -> None:
+        """The connection dropped: queued steers' fates are unknown, and the new connection starts clean."""
+        self._resolve(list(self.inputs))
+        self.queued.clear()
+
+    def _resolve(self, ids: Iterable[str]) -> None:
+        for sid in ids:
+            self.inputs.pop(sid, None)

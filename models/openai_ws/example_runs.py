@@ -1,0 +1,122 @@
+"""Run a real client script (such as the seed page's Python example) against the model-driven server over
+many seeds, and report, per outcome class of the server's run, how the client fared.
+
+The script runs unchanged as a subprocess: only its environment points it at the local server
+(`OPENAI_BASE_URL`, a dummy `OPENAI_API_KEY`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import sys
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from models.openai_ws.serve import SeededChoices, run_server
+from models.openai_ws.session import SERVE_DEFAULTS, Session
+from models.openai_ws.spec import SPEC
+
+EXAMPLE_SECONDS = 60.0
+EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit)\b")
+
+
+@dataclass
+class ExampleRun:
+    """One seed: the outcome class of the server's run, and how the client script ended."""
+
+    seed: int
+    outcome: str
+    result: str  # succeeded | raised | hung
+    exit_code: int | None
+    error: str
+    seconds: float
+    findings: list[dict[str, str]] = field(default_factory=list)
+
+
+def classify(session: Session) -> str:
+    """The outcome class of a session, from what the server did with the client's steering."""
+    names = [(t.action.kind, e.name, e.data) for t in session.transitions for e in t.events]
+    if any(kind == "fault.disconnect" for kind, _, _ in names):
+        return "connection-dropped"
+    for _, name, data in names:
+        if name == "response.steer.failed":
+            code = data["error"]["code"]
+            return f"failed-after-acceptance:{code}" if "id" in data["steer"] else f"steer-refused:{code}"
+    if any(name == "response.incomplete" and data["response"]["incomplete_details"]["reason"] == "steered"
+           for _, name, data in names):
+        return "interrupted-then-successor"
+    if any(name == "steer.committed" for _, name, _ in names):
+        return "completed-first-then-successor"
+    if not any(name == "response.steer" for _, name, _ in names):
+        return "never-steered"
+    return "steer-never-resolved"
+
+
+async def run_example(script: Path, seed: int, params: Mapping[str, Any] = SERVE_DEFAULTS,
+                      timeout: float = EXAMPLE_SECONDS) -> ExampleRun:
+    """Serve one seeded session on a free port and run `script` against it."""
+    started = time.monotonic()
+    session = Session(SPEC.resolve(dict(params)))
+    ready: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+    server = asyncio.create_task(run_server(session, SeededChoices(seed), 0, ready, limit=timeout + 5))
+    port = await ready
+    env = {**os.environ, "OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1", "OPENAI_API_KEY": "sk-dummy"}
+    process = await asyncio.create_subprocess_exec(sys.executable, str(script), env=env,
+                                                   stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    try:
+        _, stderr = await asyncio.wait_for(process.communicate(), timeout)
+        result = "succeeded" if process.returncode == 0 else "raised"
+    except TimeoutError:
+        process.kill()
+        _, stderr = await process.communicate()
+        result = "hung"
+    findings = await server
+    errors = [line for line in stderr.decode(errors="replace").splitlines() if EXCEPTION_LINE.match(line)]
+    error = errors[-1] if errors and result != "succeeded" else ""
+    return ExampleRun(seed, classify(session), result, process.returncode, error, round(time.monotonic() - started, 2),
+                      [f.to_json() for f in findings])
+
+
+async def _run_all(script: Path, seeds: Iterable[int], params: Mapping[str, Any], concurrency: int) -> list[ExampleRun]:
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(seed: int) -> ExampleRun:
+        async with gate:
+            return await run_example(script, seed, params)
+
+    return list(await asyncio.gather(*(one(seed) for seed in seeds)))
+
+
+def run_examples(script: Path, seeds: Iterable[int], params: Mapping[str, Any] = SERVE_DEFAULTS,
+                 concurrency: int = os.cpu_count() or 2) -> list[ExampleRun]:
+    return asyncio.run(_run_all(script, seeds, params, concurrency))
+
+
+def example_report(script: Path, runs: Sequence[ExampleRun]) -> dict[str, Any]:
+    """Per outcome class: how many runs, how the script ended (succeeded, raised, hung), the errors it
+    raised, and the seeds that reproduce it; plus every finding with its seed."""
+    outcomes: dict[str, dict[str, Any]] = {}
+    for run in sorted(runs, key=lambda r: r.seed):
+        row = outcomes.setdefault(run.outcome, {"runs": 0, "succeeded": 0, "raised": 0, "hung": 0,
+                                                "errors": {}, "seeds": []})
+        row["runs"] += 1
+        row[run.result] += 1
+        row["seeds"].append(run.seed)
+        if run.error:
+            kind = run.error.split(":")[0]
+            row["errors"][kind] = row["errors"].get(kind, 0) + 1
+    findings = [{"seed": run.seed, **finding} for run in runs for finding in run.findings]
+    return {"client": str(script), "runs": len(runs), "outcomes": dict(sorted(outcomes.items())),
+            "findings": findings}
+
+
+def write_example_report(path: Path, script: Path, runs: Sequence[ExampleRun]) -> dict[str, Any]:
+    report = example_report(script, runs)
+    Path(path).write_text(json.dumps(report, indent=2) + "\n")
+    return report

@@ -1,0 +1,547 @@
+"""Mid-turn steering over the Responses API WebSocket (`response.steer`), as an executable model.
+
+Participants: a client, one WebSocket connection at a time (ordered, can drop; the client reconnects
+onto a fresh one), and the server with lanes (`stream_id`), responses and their lifecycle, hosted tool
+work (web search), client-owned function calls, per-response steer queues with a bound, automatic and
+explicit successors, and the commit point (the successor's `response.created`).
+
+Observation point: the model is observed at the server's end of the socket. A client action is the
+*arrival* of a client frame, so a frame the client may have sent earlier can arrive at any later point;
+that covers every uplink delay, including the central race of a steer that reaches a response after it
+finished. The client steers only responses whose `response.created` it has seen (the two newest on its
+lane, so stale and cross-connection aims are covered), returns the output of every client-owned call,
+never resends accepted input and reconnects after a drop.
+
+Each native event's `data` is the JSON object exactly as it travels on the wire (`models.openai_ws.wire`).
+Three kinds of event are the server's own bookkeeping (source and target `server`), because the wire
+does not carry them (A11): `steer.committed` (a steer became part of a successor's input at its
+`response.created`), and, when a connection drops, `steer.lost` and `response.lost` / `tool.abandoned`
+(the fate is unknowable, the chain is gone).
+
+The spec's ambiguities (A1-A21 of `openai-responses-ws.md`) that the model covers are parameters with
+the spec's default; those it fixes: A6 (a client-owned call item finishes and the response completes),
+A8 (the client sends no mismatched continuation), A9/A12/A19 (one chain per lane, so no lane queue or
+16-response cap: a response never shows `response.queued`), A11 (a successor commits exactly its
+parent's queue), A13 and A20 (no stored or warm-up responses), A17 (no early continuation).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from models.openai_ws import wire
+from models.openai_ws.state import (
+    ACCEPTED,
+    AUTO,
+    COMMITTED,
+    COMPLETED,
+    ENDED,
+    FAILED,
+    FAILED_WITH_ID,
+    IN_PROGRESS,
+    INCOMPLETE,
+    LOST,
+    PENDING,
+    REJECTED,
+    UNKNOWN,
+    UNRESOLVED,
+    WAITING,
+    Response,
+    Steer,
+    WsState,
+)
+from sim import facts as F
+from sim.model import Action, Event, Property
+
+CLIENT, SERVER, CONNECTION = "client", "server", "connection"
+INTERNAL = "server"  # internal bookkeeping events go from the server to itself
+DEFAULT_CHAIN = "default"
+
+
+class OpenAIWsModel:
+    """The model for one parameter set (see `models.openai_ws.spec.PARAMS`) and an optional bug."""
+
+    name = "openai-ws"
+    fair_actors = ("client", "server", "tool:*")
+
+    def __init__(self, params: Mapping[str, Any], bug: str | None = None) -> None:
+        self.p = dict(params)
+        self.bug = bug
+        self.lanes = self.p["lanes"]
+        self._cache: tuple[WsState, Action, WsState | None, tuple[Event, ...]] | None = None
+
+    # ------------------------------------------------------------------ naming helpers
+    def stream_id(self, lane: int) -> str | None:
+        if lane == 0 and self.p["stream_ids"] == "default":
+            return None
+        return f"lane-{chr(ord('a') + lane)}"
+
+    def chain(self, lane: int) -> str:
+        return self.stream_id(lane) or DEFAULT_CHAIN
+
+    def root_plan(self, conn: int) -> tuple[str, ...]:
+        """A first-connection root runs its hosted tools, then ends with a client-owned call (if any) or
+        a message; every other response writes one message."""
+        if conn > 0:
+            return ("message",)
+        last = ("function_call",) if self.p["client_tools"] else ("message",)
+        return ("web_search_call",) * self.p["hosted_tools"] + last
+
+    # ------------------------------------------------------------------ Model API
+    def init_states(self) -> Sequence[WsState]:
+        return [WsState(conn=0, connected=True, rooted=(False,) * self.lanes)]
+
+    def actions(self, s: WsState) -> list[Action]:
+        out = self._client_actions(s)
+        for index, r in enumerate(s.responses):
+            if r.conn == s.conn and s.connected:
+                out.extend(self._server_actions(s, index, r))
+        if s.connected and s.conn < self.p["reconnects"] and self._outstanding(s):
+            out.append(Action(CONNECTION, "fault.disconnect"))
+        return out
+
+    def next_state(self, s: WsState, a: Action) -> WsState | None:
+        return self._step(s, a)[0]
+
+    def observe(self, s: WsState, a: Action, t: WsState) -> tuple[Event, ...]:
+        return self._step(s, a)[1]
+
+    def events(self, s: WsState, a: Action) -> tuple[Event, ...]:
+        """The events of a transition (cached: the product asks several times per step)."""
+        return self._step(s, a)[1]
+
+    def facts(self, event: Event) -> list[F.Fact]:
+        return facts_of(event)
+
+    def properties(self) -> list[Property]:
+        from models.openai_ws.properties import model_properties
+
+        return model_properties(self)
+
+    def default_timing(self) -> Mapping[str, Any]:
+        return DEFAULT_TIMING
+
+    # ------------------------------------------------------------------ enabled actions
+    def _client_actions(self, s: WsState) -> list[Action]:
+        if not s.connected:
+            return [Action(CLIENT, "client.reconnect", (s.conn + 1,))]
+        out = [Action(CLIENT, "client.create", (lane,)) for lane in range(self.lanes) if not s.rooted[lane]]
+        if len(s.steers) < self.p["steers"]:
+            validity = (True, False) if self.p["invalid_input"] else (True,)
+            for target in self.steer_targets(s):
+                for text in self._texts(s):
+                    for valid in validity:
+                        out.append(Action(CLIENT, "client.steer", (target, text, valid)))
+        for index, r in enumerate(s.responses):
+            if r.conn == s.conn and r.next == WAITING and not r.answered:
+                out.append(Action(CLIENT, "client.tool_output", (index,)))
+        return out
+
+    def steer_targets(self, s: WsState) -> list[int]:
+        """The two newest responses of each lane whose `response.created` the client has seen."""
+        out: list[int] = []
+        for lane in range(self.lanes):
+            on_lane = [i for i, r in enumerate(s.responses) if r.lane == lane]
+            out.extend(sorted(on_lane[-2:]))
+        return out
+
+    def _texts(self, s: WsState) -> list[int]:
+        """A fresh input, and (bug `resend-accepted`) the input of any steer still queued."""
+        texts = [len(s.steers)]
+        if self.bug == "resend-accepted":
+            texts.extend(st.text for st in s.steers if st.status in UNRESOLVED)
+        return texts
+
+    def _server_actions(self, s: WsState, index: int, r: Response) -> list[Action]:
+        args = (index,)
+        if r.status == IN_PROGRESS:
+            return self._running_actions(s, index, r)
+        out = []
+        if r.next == AUTO:
+            out.append(Action(SERVER, "server.successor", args))
+            if self.p["successor_failures"]:
+                out.append(Action(SERVER, "server.successor_fails", args))
+        if r.next == WAITING and self._pending_due(s, r):
+            out.append(Action(SERVER, "server.pending", args))
+        return out
+
+    def _running_actions(self, s: WsState, index: int, r: Response) -> list[Action]:
+        args = (index,)
+        out = []
+        if r.open:
+            if r.current_kind == "web_search_call":
+                return [Action(f"tool:{wire.item_id('web_search_call', index)}", "tool.finish", args)]
+            return [Action(SERVER, "server.item_done", args)]
+        interrupt = bool(r.queue) and self.p["interruption"] != "finish" and not r.client_call_done
+        if interrupt:
+            out.append(Action(SERVER, "server.interrupt", args))
+        if not (interrupt and self.p["interruption"] == "eager"):
+            more = r.done < len(r.kinds)
+            out.append(Action(SERVER, "server.item" if more else "server.complete", args))
+        if self.p["response_failures"] and not r.client_call_done:
+            out.append(Action(SERVER, "server.fail", args))
+        if self.bug == "successor-before-terminal" and r.queue and r.successor < 0:
+            out.append(Action(SERVER, "server.successor", args))
+        if self.bug == "pending-before-completed" and r.client_call_done and self._pending_due(s, r):
+            out.append(Action(SERVER, "server.pending", args))
+        return out
+
+    def _pending_due(self, s: WsState, r: Response) -> bool:
+        """Some queued steer has not had its one pending notification yet (R10)."""
+        return not r.answered and any(s.steers[n].status == ACCEPTED for n in r.queue)
+
+    def _outstanding(self, s: WsState) -> bool:
+        """A steer is queued on the current connection: only then does a drop lose steering input (R14),
+        so the model drops the connection only then, which keeps the state space small."""
+        return any(r.conn == s.conn and r.queue for r in s.responses)
+
+    # ------------------------------------------------------------------ transitions
+    def _step(self, s: WsState, a: Action) -> tuple[WsState | None, tuple[Event, ...]]:
+        cached = self._cache
+        if cached is not None and cached[0] is s and cached[1] == a:
+            return cached[2], cached[3]
+        step = _Step(self, s)
+        handler = getattr(step, a.kind.replace(".", "_"), None)
+        if handler is None:
+            raise ValueError(f"openai-ws model has no action kind {a.kind!r}")
+        handler(*a.args)
+        result = (step.state(), tuple(step.events))
+        self._cache = (s, a, *result)
+        return result
+
+
+class _Step:
+    """One transition under construction: mutable copies of the state's parts, and the events it emits
+    in wire order. Sequence numbers are taken as the events are built, so they can never disagree."""
+
+    def __init__(self, model: OpenAIWsModel, s: WsState) -> None:
+        self.m = model
+        self.bug = model.bug
+        self.s = s
+        self.conn = s.conn
+        self.connected = s.connected
+        self.rooted = s.rooted
+        self.responses = list(s.responses)
+        self.steers = list(s.steers)
+        self.carry = s.carry
+        self.conn_seq = s.conn_seq
+        self.events: list[Event] = []
+
+    def state(self) -> WsState:
+        return WsState(self.conn, self.connected, self.rooted, tuple(self.responses), tuple(self.steers),
+                       self.carry, self.conn_seq)
+
+    # ------------------------------------------------------------------ helpers
+    def update(self, index: int, **changes: Any) -> Response:
+        r = self.responses[index]
+        values = {name: getattr(r, name) for name in Response.__slots__}
+        values.update(changes)
+        self.responses[index] = Response(**values)
+        return self.responses[index]
+
+    def seq(self, index: int | None) -> int:
+        """The next sequence number in the scope of response `index` (A10); a failure that names no
+        available response takes the connection's."""
+        if index is None or self.m.p["sequence_scope"] == "connection":
+            self.conn_seq += 1
+            return self.conn_seq - 1
+        r = self.responses[index]
+        self.update(index, seq=r.seq + 1)
+        return r.seq
+
+    def stream(self, index: int) -> str | None:
+        return self.m.stream_id(self.responses[index].lane)
+
+    def send(self, data: dict[str, Any]) -> None:
+        self.events.append(Event(SERVER, CLIENT, data["type"], data))
+
+    def receive(self, data: dict[str, Any]) -> None:
+        self.events.append(Event(CLIENT, SERVER, data["type"], data))
+
+    def note(self, name: str, data: dict[str, Any]) -> None:
+        self.events.append(Event(INTERNAL, INTERNAL, name, data))
+
+    def response_json(self, index: int, reason: str | None = None) -> dict[str, Any]:
+        r = self.responses[index]
+        output = [wire.output_item(kind, index, True) for kind in r.kinds[: r.done]]
+        previous = r.parent if r.parent >= 0 else None
+        return wire.response_object(index, r.status, output, previous, r.kinds, reason)
+
+    def lifecycle(self, kind: str, index: int, reason: str | None = None) -> None:
+        body = self.response_json(index, reason)
+        self.send(wire.response_event(kind, self.seq(index), body, self.stream(index)))
+
+    def set_steer(self, number: int, status: str, code: str = "") -> None:
+        st = self.steers[number]
+        self.steers[number] = Steer(st.target, st.conn, st.text, st.valid, status, code)
+
+    # ------------------------------------------------------------------ responses
+    def start(self, lane: int, parent: int, origin: str, kinds: tuple[str, ...], steerable: bool,
+              commits: tuple[int, ...]) -> int:
+        """Create a response; its `response.created` is the commit point of `commits` (R2)."""
+        index = len(self.responses)
+        self.responses.append(Response(lane, self.conn, parent, origin, kinds, steerable))
+        self.lifecycle("created", index)
+        chain = self.m.chain(lane)
+        for number in commits:
+            st = self.steers[number]
+            self.note("steer.committed", {"steer": {"id": wire.steer_id(number),
+                                                    "previous_response_id": wire.response_id(st.target)},
+                                          "response_id": wire.response_id(index), "chain": chain})
+            self.set_steer(number, COMMITTED)
+        self.lifecycle("in_progress", index)
+        return index
+
+    def commit_from(self, parent: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """Split a parent's queue into the steers its successor commits and those it inherits (A1)."""
+        queue = self.responses[parent].queue
+        if self.bug == "reorder-steers":
+            queue = tuple(reversed(queue))
+        if self.m.p["batching"] == "one":
+            return queue[:1], queue[1:]
+        return queue, ()
+
+    def successor(self, parent: int, origin: str) -> None:
+        p = self.responses[parent]
+        commits, inherited = self.commit_from(parent)
+        if self.bug == "commit-twice" and p.origin == "root":
+            inherited = commits + inherited
+        next_state = p.next if p.status == IN_PROGRESS else ENDED
+        self.update(parent, queue=(), next=next_state)
+        index = self.start(p.lane, parent, origin, ("message",), p.steerable, commits)
+        self.update(index, queue=inherited)
+        self.update(parent, successor=index)
+
+    # ------------------------------------------------------------------ client actions
+    def client_create(self, lane: int) -> None:
+        steerable = self.m.p["steerable"]
+        self.receive(wire.client_create(self.m.stream_id(lane), steerable))
+        self.rooted = (*self.rooted[:lane], True, *self.rooted[lane + 1 :])
+        carried, self.carry = self.carry, ()
+        self.start(lane, -1, "root", self.m.root_plan(self.conn), steerable, carried)
+
+    def client_reconnect(self, conn: int) -> None:
+        self.conn, self.connected = conn, True
+        self.rooted = (False,) * self.m.lanes
+        self.receive_handshake()
+
+    def receive_handshake(self) -> None:
+        self.events.append(Event(CLIENT, SERVER, "websocket.open", {"path": "/v1/responses",
+                                                                    "connection": self.conn}))
+
+    def client_tool_output(self, parent: int) -> None:
+        self.receive(wire.client_tool_output(parent, self.stream(parent)))
+        self.update(parent, answered=True)
+        self.successor(parent, "explicit")
+
+    def client_steer(self, target: int, text: int, valid: bool) -> None:
+        number = len(self.steers)
+        steer_input = wire.steer_text(text) if valid else wire.invalid_steer_input(target)
+        self.receive(wire.client_steer(target, steer_input))
+        self.steers.append(Steer(target, self.conn, text, valid, REJECTED))
+        code = self.refusal(target, valid)
+        if code is None:
+            self.accept(number, target)
+            return
+        r = self.responses[target]
+        available = r.conn == self.conn
+        seq = self.seq(target if available else None)
+        stream = self.stream(target) if available else None
+        self.send(wire.steer_failed(seq, code, None, target, steer_input, stream))
+        self.set_steer(number, REJECTED, code)
+
+    def refusal(self, target: int, valid: bool) -> str | None:
+        """The error code that refuses a steer before acceptance, or None to accept it (spec 3.5)."""
+        r = self.responses[target]
+        p = self.m.p
+        if r.conn != self.conn:
+            return "response_not_found"
+        if not r.steerable:
+            return "steering_not_supported"
+        if not valid:
+            return "invalid_input"
+        joinable = ((r.status == IN_PROGRESS and r.successor < 0)
+                    or (r.next == AUTO and p["late_steer"] == "join")
+                    or (r.next == WAITING and p["waiting_steer"] == "queue")
+                    or self.restartable(r))
+        if not joinable:
+            if r.status == COMPLETED:
+                return "response_already_completed"
+            return "response_not_active"
+        if len(r.queue) >= p["pending_limit"] and self.bug != "ignore-pending-limit":
+            return "too_many_pending_steers"
+        return None
+
+    def restartable(self, r: Response) -> bool:
+        """A4 alternative: a normally completed response without a successor takes a steer and starts an
+        automatic successor."""
+        return (self.m.p["completed_steer"] == "successor" and r.status == COMPLETED and r.next == ENDED
+                and r.successor < 0)
+
+    def accept(self, number: int, target: int) -> None:
+        r = self.responses[target]
+        if self.restartable(r):
+            r = self.update(target, next=AUTO)
+        self.update(target, queue=(*r.queue, number))
+        self.set_steer(number, ACCEPTED)
+        self.send(wire.steer_accepted(self.seq(target), number, target, self.stream(target)))
+
+    # ------------------------------------------------------------------ server actions
+    def server_item(self, index: int) -> None:
+        r = self.update(index, open=True)
+        kind = r.current_kind
+        stream = self.stream(index)
+        self.send(wire.item_event("added", self.seq(index), r.done, wire.output_item(kind, index, False), stream))
+        if kind == "web_search_call":
+            ident = wire.item_id(kind, index)
+            self.send(wire.web_search_event("in_progress", self.seq(index), r.done, ident, stream))
+
+    def server_item_done(self, index: int) -> None:
+        r = self.responses[index]
+        self.send(wire.item_event("done", self.seq(index), r.done, wire.output_item(r.current_kind, index, True),
+                                  self.stream(index)))
+        self.update(index, open=False, done=r.done + 1)
+
+    def tool_finish(self, index: int) -> None:
+        r = self.responses[index]
+        self.send(wire.web_search_event("completed", self.seq(index), r.done, wire.item_id(r.current_kind, index),
+                                        self.stream(index)))
+        self.server_item_done(index)
+
+    def server_complete(self, index: int) -> None:
+        """R4/R7: a normal completion still leads to a successor if steers are queued, an explicit one
+        if the output holds a client-owned call."""
+        r = self.update(index, status=COMPLETED)
+        skip_input = bool(r.queue) and self.bug == "successor-without-tool-output"
+        if r.successor >= 0:
+            follow = ENDED
+        elif r.client_call_done and not skip_input:
+            follow = WAITING
+        elif r.queue and self.bug != "drop-on-normal-completion":
+            follow = AUTO
+        else:
+            follow = ENDED
+        self.update(index, next=follow)
+        self.lifecycle("completed", index)
+
+    def server_interrupt(self, index: int) -> None:
+        self.update(index, status=INCOMPLETE, next=AUTO)
+        self.lifecycle("incomplete", index, "steered")
+
+    def server_fail(self, index: int) -> None:
+        self.update(index, status=FAILED, next=ENDED)
+        self.lifecycle("failed", index)
+        self.fail_queue(index, self.m.p["failed_parent_code"])
+
+    def fail_queue(self, index: int, code: str) -> None:
+        """Return every queued steer with its id (R12): the failures after acceptance, numbered in the
+        scope of the response each steer targeted (A10)."""
+        for number in self.responses[index].queue:
+            st = self.steers[number]
+            steer_input = wire.steer_text(st.text)
+            self.send(wire.steer_failed(self.seq(st.target), code, number, st.target, steer_input,
+                                        self.stream(st.target)))
+            self.set_steer(number, FAILED_WITH_ID, code)
+        self.update(index, queue=())
+
+    def server_successor(self, index: int) -> None:
+        self.successor(index, "auto")
+
+    def server_successor_fails(self, index: int) -> None:
+        self.fail_queue(index, "successor_creation_failed")
+        self.update(index, next=ENDED)
+
+    def server_pending(self, index: int) -> None:
+        r = self.responses[index]
+        for number in r.queue:
+            if self.steers[number].status == ACCEPTED:
+                self.send(wire.steer_pending(self.seq(index), number, index, self.stream(index)))
+                self.set_steer(number, PENDING)
+
+    # ------------------------------------------------------------------ faults
+    def fault_disconnect(self) -> None:
+        """The socket drops: every queued steer's fate becomes unknown (R14) and the connection's
+        responses, with their open calls, are gone. What is left of a response is its id, its lane and
+        the fact that it is unreachable: all a later steer at it can observe."""
+        self.send_close()
+        self.connected = False
+        carried: list[int] = []
+        for index, r in enumerate(self.responses):
+            if r.conn != self.conn:
+                continue
+            chain = self.m.chain(r.lane)
+            for number in r.queue:
+                if self.bug == "commit-across-reconnect":
+                    carried.append(number)
+                    continue
+                self.note("steer.lost", {"steer": {"id": wire.steer_id(number)}, "chain": chain})
+                self.set_steer(number, UNKNOWN)
+            if r.status == IN_PROGRESS and r.open and r.current_kind == "web_search_call":
+                self.note("tool.abandoned", {"call_id": wire.item_id("web_search_call", index), "chain": chain})
+            if r.client_call_done and not r.answered:
+                self.note("tool.abandoned", {"call_id": wire.call_id(index), "chain": chain})
+            if r.status == IN_PROGRESS:
+                self.note("response.lost", {"response_id": wire.response_id(index), "chain": chain})
+            self.responses[index] = Response(r.lane, r.conn, -1, "lost", (), r.steerable, LOST, next=ENDED)
+        self.carry = tuple(carried)
+
+    def send_close(self) -> None:
+        self.events.append(Event(SERVER, CLIENT, "websocket.close", wire.close_frame(1011, "connection lost")))
+
+
+# ---------------------------------------------------------------------------------------------- facts
+def _chain(data: Mapping[str, Any]) -> str:
+    return data.get("stream_id") or DEFAULT_CHAIN
+
+
+def facts_of(event: Event) -> list[F.Fact]:
+    """The common facts of one native event (design section 3). The wire names no response on item
+    events, so a tool call's `turn` is its lane: the monitor then pairs calls per chain, as it should."""
+    name, d = event.name, event.data
+    if name == "response.steer.accepted":
+        sid = d["steer"]["id"]
+        return [F.steer_submitted(sid, _chain(d)), F.steer_accepted(sid)]
+    if name == "response.steer.failed":
+        steer, code = d["steer"], d["error"]["code"]
+        if "id" in steer:
+            return [F.steer_failed(steer["id"], code)]
+        key = f"refused@{steer['previous_response_id']}#{d['sequence_number']}"
+        return [F.steer_submitted(key, _chain(d)), F.steer_rejected(key, code)]
+    if name == "steer.committed":
+        sid = d["steer"]["id"]
+        return [F.steer_applied(sid, d["response_id"]), F.history_appended(d["chain"], sid)]
+    if name == "steer.lost":
+        return [F.steer_unknown(d["steer"]["id"])]
+    if name == "response.created":
+        return [F.turn_started(d["response"]["id"], _chain(d))]
+    if name in ("response.completed", "response.incomplete", "response.failed"):
+        return [F.turn_ended(d["response"]["id"], d["response"]["status"])]
+    if name == "response.lost":
+        return [F.turn_ended(d["response_id"], "lost")]
+    if name == "response.output_item.added" and d["item"]["type"] == "web_search_call":
+        call = d["item"]["id"]
+        return [F.tool_requested(call, _chain(d)), F.tool_started(call)]
+    if name == "response.web_search_call.completed":
+        return [F.tool_result(d["item_id"], False)]
+    if name == "response.output_item.done" and d["item"]["type"] == "function_call":
+        return [F.tool_requested(d["item"]["call_id"], _chain(d))]
+    if name == "response.create" and isinstance(d.get("input"), list):
+        return [F.tool_result(item["call_id"], False) for item in d["input"]
+                if item.get("type") == "function_call_output"]
+    if name == "tool.abandoned":
+        return [F.tool_result(d["call_id"], True)]
+    return []
+
+
+DEFAULT_TIMING: Mapping[str, Any] = {
+    "default": {"dist": "exponential", "mean": 0.2},
+    "client.steer": {"dist": "exponential", "mean": 2.0},
+    "client.tool_output": {"dist": "lognormal", "median": 1.0, "sigma": 0.5},
+    "server.item": {"dist": "lognormal", "median": 0.5, "sigma": 0.5},
+    "server.item_done": {"dist": "lognormal", "median": 1.5, "sigma": 0.7},
+    "tool.finish": {"dist": "lognormal", "median": 2.0, "sigma": 1.0},
+    "fault.disconnect": {"dist": "exponential", "mean": 30.0},
+}
+
+__all__ = ["OpenAIWsModel", "facts_of"]

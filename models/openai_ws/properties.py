@@ -1,0 +1,408 @@
+"""The spec's invariants (section 6 of `openai-responses-ws.md`) as properties of the model, named
+`invNN-…` after them, the client obligations (invariant 22) as the `client-…` group, and vacuity guards.
+
+Step properties read the transition's wire events (`model.events`, cached per step), so they judge what
+the client would see, not the model's bookkeeping. Invariants 1-21 are all expressed; 7's liveness half
+("afterwards a successor or a failure") and 1's are the core `no-lost-steers` with its eventually form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from models.openai_ws import wire
+from models.openai_ws.client import CLIENT_RULES, ClientView, canonical_input, judge
+from models.openai_ws.state import (
+    ACCEPTED,
+    AUTO,
+    COMMITTED,
+    COMPLETED,
+    IN_PROGRESS,
+    INCOMPLETE,
+    PENDING,
+    UNRESOLVED,
+    WAITING,
+    WsState,
+)
+from sim.model import Action, Always, Event, Property, Sometimes
+
+if TYPE_CHECKING:
+    from models.openai_ws.model import OpenAIWsModel
+
+TERMINAL_EVENTS = ("response.completed", "response.incomplete", "response.failed")
+
+
+def steer_number(steer_id: str) -> int:
+    return int(steer_id.removeprefix("steer_"), 16) - 1
+
+
+def response_index(response_id: str) -> int:
+    return int(response_id.removeprefix("resp_")) - 1
+
+
+def _sent(events: tuple[Event, ...], *names: str) -> Iterator[dict[str, Any]]:
+    for event in events:
+        if event.name in names:
+            yield dict(event.data)
+
+
+def _queued_steers(s: WsState) -> list[int]:
+    return [n for r in s.responses for n in r.queue] + list(s.carry)
+
+
+# ------------------------------------------------------------------------------------ state invariants
+def every_steer_can_resolve(s: WsState) -> bool:
+    """inv01: each accepted, unresolved steer sits in exactly one queue, of a response that can still
+    commit or fail it; nothing resolved sits in a queue."""
+    queued = _queued_steers(s)
+    for number, st in enumerate(s.steers):
+        if queued.count(number) != (1 if st.status in UNRESOLVED else 0):
+            return False
+    return all(r.status == IN_PROGRESS or r.next in (AUTO, WAITING) for r in s.responses if r.queue)
+
+
+def one_active_per_lane(s: WsState) -> bool:
+    active = [(r.conn, r.lane) for r in s.responses if r.status == IN_PROGRESS]
+    return len(active) == len(set(active))
+
+
+# ------------------------------------------------------------------------------------- step invariants
+class Judge:
+    """Binds the model, so each invariant is a method of (s, a, t) over the transition's events."""
+
+    def __init__(self, model: OpenAIWsModel) -> None:
+        self.m = model
+
+    def ev(self, s: WsState, a: Action) -> tuple[Event, ...]:
+        return self.m.events(s, a)
+
+    def no_double_application(self, s: WsState, a: Action, t: WsState) -> bool:
+        for data in _sent(self.ev(s, a), "steer.committed", "response.steer.failed"):
+            sid = data["steer"].get("id")
+            if sid is not None and s.steers[steer_number(sid)].status not in UNRESOLVED:
+                return False
+        return True
+
+    def failure_id_after_acceptance(self, s: WsState, a: Action, t: WsState) -> bool:
+        events = self.ev(s, a)
+        for data in _sent(events, "response.steer.failed"):
+            sid = data["steer"].get("id")
+            if sid is None and a.kind != "client.steer":
+                return False
+            if sid is not None and s.steers[steer_number(sid)].status not in UNRESOLVED:
+                return False
+        return True
+
+    def unique_ids(self, s: WsState, a: Action, t: WsState) -> bool:
+        return all(steer_number(d["steer"]["id"]) >= len(s.steers)
+                   for d in _sent(self.ev(s, a), "response.steer.accepted"))
+
+    def submission_order(self, s: WsState, a: Action, t: WsState) -> bool:
+        committed: dict[str, list[int]] = {}
+        for data in _sent(self.ev(s, a), "steer.committed"):
+            committed.setdefault(data["response_id"], []).append(steer_number(data["steer"]["id"]))
+        for successor, numbers in committed.items():
+            parent = t.responses[response_index(successor)].parent
+            queue = s.responses[parent].queue if parent >= 0 else ()
+            if tuple(numbers) != queue[: len(numbers)]:
+                return False
+        return True
+
+    def commit_after_parent_terminal(self, s: WsState, a: Action, t: WsState) -> bool:
+        for data in _sent(self.ev(s, a), "response.created"):
+            previous = data["response"]["previous_response_id"]
+            if previous is None:
+                continue
+            parent = s.responses[response_index(previous)]
+            if parent.status == IN_PROGRESS or data.get("stream_id") != self.m.stream_id(parent.lane):
+                return False
+        return True
+
+    def steered_has_accepted_steer(self, s: WsState, a: Action, t: WsState) -> bool:
+        for data in _sent(self.ev(s, a), "response.incomplete"):
+            steered = data["response"]["incomplete_details"]["reason"] == "steered"
+            if steered and not s.responses[response_index(data["response"]["id"])].queue:
+                return False
+        return True
+
+    def no_successor_while_input_required(self, s: WsState, a: Action, t: WsState) -> bool:
+        events = self.ev(s, a)
+        answered = {item["call_id"] for d in _sent(events, "response.create") if isinstance(d["input"], list)
+                    for item in d["input"] if item.get("type") == "function_call_output"}
+        for data in _sent(events, "response.created"):
+            previous = data["response"]["previous_response_id"]
+            if previous is None:
+                continue
+            index = response_index(previous)
+            if s.responses[index].client_call_done and wire.call_id(index) not in answered:
+                return False
+        return True
+
+    def tool_completeness(self, s: WsState, a: Action, t: WsState) -> bool:
+        events = self.ev(s, a)
+        for data in _sent(events, "response.create"):
+            previous = data.get("previous_response_id")
+            if previous is None:
+                continue
+            index = response_index(previous)
+            outputs = [item["call_id"] for item in data["input"] if item.get("type") == "function_call_output"]
+            if outputs != [wire.call_id(index)] or s.responses[index].next != WAITING:
+                return False
+        for data in _sent(events, "response.steer.pending"):
+            index = response_index(data["steer"]["previous_response_id"])
+            stubs = [stub["call_id"] for stub in data["required_input"]]
+            r = s.responses[index]
+            if stubs != [wire.call_id(index)] or not r.client_call_done or r.answered:
+                return False
+        return True
+
+    def pending_discipline(self, s: WsState, a: Action, t: WsState) -> bool:
+        for data in _sent(self.ev(s, a), "response.steer.pending"):
+            target = s.responses[response_index(data["steer"]["previous_response_id"])]
+            if s.steers[steer_number(data["steer"]["id"])].status != ACCEPTED:
+                return False
+            if target.status != COMPLETED or not data["required_input"]:
+                return False
+        return True
+
+    def one_continuation_per_parent(self, s: WsState, a: Action, t: WsState) -> bool:
+        for data in _sent(self.ev(s, a), "response.created"):
+            previous = data["response"]["previous_response_id"]
+            if previous is not None and s.responses[response_index(previous)].successor >= 0:
+                return False
+        return True
+
+    def connection_locality(self, s: WsState, a: Action, t: WsState) -> bool:
+        events = self.ev(s, a)
+        for data in _sent(events, "steer.committed", "response.steer.pending", "response.steer.failed"):
+            sid = data["steer"].get("id")
+            if sid is not None and s.steers[steer_number(sid)].conn != s.conn:
+                return False
+        if a.kind == "client.steer" and s.responses[a.args[0]].conn != s.conn:
+            codes = [d["error"]["code"] for d in _sent(events, "response.steer.failed")]
+            return codes == ["response_not_found"]
+        return True
+
+    def stream_id_echo(self, s: WsState, a: Action, t: WsState) -> bool:
+        for event in self.ev(s, a):
+            if event.source != "server" or event.target != "client" or "sequence_number" not in event.data:
+                continue
+            index = self._about(event.data, a)
+            expected = None
+            if index is not None and t.responses[index].conn == s.conn:
+                expected = self.m.stream_id(t.responses[index].lane)
+            if event.data.get("stream_id") != expected:
+                return False
+        return True
+
+    def _about(self, data: Any, a: Action) -> int | None:
+        """The response a server event is about."""
+        if "response" in data:
+            return response_index(data["response"]["id"])
+        if "steer" in data:
+            return response_index(data["steer"]["previous_response_id"])
+        return a.args[0]
+
+    def eligibility(self, s: WsState, a: Action, t: WsState) -> bool:
+        if a.kind != "client.steer":
+            return True
+        target = s.responses[a.args[0]]
+        if target.steerable or target.conn != s.conn:
+            return True
+        return [(d["error"]["code"], "id" in d["steer"]) for d in _sent(self.ev(s, a), "response.steer.failed")] == [
+            ("steering_not_supported", False)]
+
+    def rejected_has_no_effect(self, s: WsState, a: Action, t: WsState) -> bool:
+        if a.kind != "client.steer" or t.steers[-1].status == ACCEPTED:
+            return True
+        return [_without_seq(r) for r in s.responses] == [_without_seq(r) for r in t.responses]
+
+    def input_round_trip(self, s: WsState, a: Action, t: WsState) -> bool:
+        events = self.ev(s, a)
+        sent = {d["previous_response_id"]: d["input"] for d in _sent(events, "response.steer")}
+        for data in _sent(events, "response.steer.failed"):
+            steer = data["steer"]
+            if "id" in steer:
+                st = s.steers[steer_number(steer["id"])]
+                expected = (wire.response_id(st.target), wire.steer_text(st.text))
+            else:
+                expected = (steer["previous_response_id"], sent.get(steer["previous_response_id"]))
+            if (steer["previous_response_id"], steer["input"]) != expected:
+                return False
+        return True
+
+    def output_never_rewritten(self, s: WsState, a: Action, t: WsState) -> bool:
+        for data in _sent(self.ev(s, a), *TERMINAL_EVENTS):
+            index = response_index(data["response"]["id"])
+            r = s.responses[index]
+            finished = [wire.output_item(kind, index, True) for kind in r.kinds[: r.done]]
+            if data["response"]["output"] != finished:
+                return False
+        return True
+
+    def safe_output_boundary(self, s: WsState, a: Action, t: WsState) -> bool:
+        for data in _sent(self.ev(s, a), "response.incomplete"):
+            if s.responses[response_index(data["response"]["id"])].open:
+                return False
+        return True
+
+    def lifecycle_well_formed(self, s: WsState, a: Action, t: WsState) -> bool:
+        created = 0
+        for event in self.ev(s, a):
+            data = event.data
+            if event.name == "response.created":
+                created += 1
+                if response_index(data["response"]["id"]) != len(s.responses) + created - 1:
+                    return False
+                continue
+            if event.source != "server" or "response" not in data:
+                continue
+            index = response_index(data["response"]["id"])
+            if index < len(s.responses) and s.responses[index].status != IN_PROGRESS:
+                return False
+            body = data["response"]
+            if (body["incomplete_details"] is not None) != (body["status"] == INCOMPLETE):
+                return False
+        return True
+
+    def sequence_numbers_increase(self, s: WsState, a: Action, t: WsState) -> bool:
+        per_scope = self.m.p["sequence_scope"] == "response"
+        last: dict[Any, int] = {}
+        for event in self.ev(s, a):
+            if event.target != "client" or "sequence_number" not in event.data:
+                continue
+            index = self._about(event.data, a)
+            available = index is not None and t.responses[index].conn == s.conn
+            scope = index if per_scope and available else "connection"
+            floor = s.conn_seq if scope == "connection" else (
+                s.responses[index].seq if index < len(s.responses) else 0)
+            seq = event.data["sequence_number"]
+            if seq < max(floor, last.get(scope, -1) + 1):
+                return False
+            last[scope] = seq
+        return True
+
+    def client_rule(self, rule: str) -> Callable[[WsState, Action, WsState], bool]:
+        def holds(s: WsState, a: Action, t: WsState) -> bool:
+            if not a.kind.startswith("client."):
+                return True
+            view = view_of_state(self.m, s)
+            frames = [e.data for e in self.ev(s, a) if e.source == "client" and "type" in e.data]
+            return all(name != rule for frame in frames for name, _ in judge(view, frame))
+
+        return holds
+
+
+def _without_seq(r: Any) -> tuple:
+    return tuple(getattr(r, name) for name in type(r).__slots__ if name != "seq")
+
+
+def view_of_state(model: OpenAIWsModel, s: WsState) -> ClientView:
+    """What the client had been told in state `s` (the model's side of the client obligations)."""
+    unresolved = tuple(sorted(canonical_input(wire.steer_text(st.text)) for st in s.steers
+                              if st.status in UNRESOLVED and st.conn == s.conn))
+    lanes = tuple(sorted((wire.response_id(i), model.stream_id(r.lane)) for i, r in enumerate(s.responses)))
+    automatic = tuple(wire.response_id(i) for i, r in enumerate(s.responses) if r.queue and r.next != WAITING)
+    awaiting = tuple(wire.response_id(i) for i, r in enumerate(s.responses) if r.queue and r.next == WAITING)
+    continued = tuple(sorted({wire.response_id(st.target) for st in s.steers
+                              if st.status == COMMITTED and s.responses[st.target].answered}))
+    return ClientView(unresolved, lanes, automatic, awaiting, continued)
+
+
+# ------------------------------------------------------------------------------------------ the list
+INVARIANT_DOCS = {
+    "inv01-exactly-one-resolution": "every accepted steer sits in one queue that can still commit or fail it",
+    "inv02-no-double-application": "no steer is committed or failed after it was resolved",
+    "inv03-failure-id-after-acceptance": "a failure without steer.id answers a fresh submission; one with an id "
+                                         "follows its acceptance",
+    "inv04-unique-steer-ids": "steer.id values are never reused",
+    "inv05-submission-order": "a successor commits its parent's steers in acceptance order",
+    "inv06-commit-after-parent-terminal": "a successor is created only after its parent's terminal event, on the "
+                                          "parent's lane",
+    "inv07-steered-has-accepted-steer": "a response ends incomplete(steered) only with an accepted steer queued",
+    "inv08-no-successor-while-input-required": "no successor of a response with a client-owned call exists "
+                                               "before the client returns its output",
+    "inv09-tool-completeness": "continuations answer exactly the outstanding calls; pending stubs list exactly "
+                               "them",
+    "inv10-pending-discipline": "steer.pending comes at most once per steer, after response.completed, with "
+                                "required input",
+    "inv11-one-continuation-per-parent": "a parent is continued at most once",
+    "inv12-lane-exclusivity": "at most one response per lane is in progress",
+    "inv13-connection-locality": "steer events never cross connections; a steer at another connection's "
+                                 "response fails response_not_found",
+    "inv14-stream-id-echo": "events carry the target's stream_id iff its lane is named and it is available",
+    "inv15-eligibility": "a steer at a non-steerable response fails steering_not_supported without an id",
+    "inv16-rejected-steer-no-effect": "a refused steer changes no response",
+    "inv17-input-round-trip": "steer.failed returns the submitted input and target",
+    "inv18-output-never-rewritten": "a terminal response's output is exactly the items it finished",
+    "inv19-response-lifecycle": "created first, one terminal event, nothing after it, incomplete_details iff "
+                                "incomplete",
+    "inv20-sequence-numbers-increase": "sequence numbers strictly increase within their scope (A10)",
+    "inv21-bounded-queue": "no response holds more queued steers than pending_limit (A14)",
+    "safe-output-boundary": "a steer interrupts only between output items, never during hosted tool work",
+}
+
+
+def model_properties(model: OpenAIWsModel) -> list[Property]:
+    j = Judge(model)
+    limit = model.p["pending_limit"]
+    steps = {
+        "inv02-no-double-application": j.no_double_application,
+        "inv03-failure-id-after-acceptance": j.failure_id_after_acceptance,
+        "inv04-unique-steer-ids": j.unique_ids,
+        "inv05-submission-order": j.submission_order,
+        "inv06-commit-after-parent-terminal": j.commit_after_parent_terminal,
+        "inv07-steered-has-accepted-steer": j.steered_has_accepted_steer,
+        "inv08-no-successor-while-input-required": j.no_successor_while_input_required,
+        "inv09-tool-completeness": j.tool_completeness,
+        "inv10-pending-discipline": j.pending_discipline,
+        "inv11-one-continuation-per-parent": j.one_continuation_per_parent,
+        "inv13-connection-locality": j.connection_locality,
+        "inv14-stream-id-echo": j.stream_id_echo,
+        "inv15-eligibility": j.eligibility,
+        "inv16-rejected-steer-no-effect": j.rejected_has_no_effect,
+        "inv17-input-round-trip": j.input_round_trip,
+        "inv18-output-never-rewritten": j.output_never_rewritten,
+        "inv19-response-lifecycle": j.lifecycle_well_formed,
+        "inv20-sequence-numbers-increase": j.sequence_numbers_increase,
+        "safe-output-boundary": j.safe_output_boundary,
+    }
+    states = {
+        "inv01-exactly-one-resolution": every_steer_can_resolve,
+        "inv12-lane-exclusivity": one_active_per_lane,
+        "inv21-bounded-queue": lambda s: all(len(r.queue) <= limit for r in s.responses),
+    }
+    props: list[Property] = [Always(name, state=fn, doc=INVARIANT_DOCS[name]) for name, fn in states.items()]
+    props += [Always(name, step=fn, doc=INVARIANT_DOCS[name]) for name, fn in steps.items()]
+    props += [Always(rule, step=j.client_rule(rule), doc=doc) for rule, doc in CLIENT_RULES.items()]
+    return props + vacuity_guards(model)
+
+
+def vacuity_guards(model: OpenAIWsModel) -> list[Property]:
+    """The situations a check must reach to prove anything about steering, for the configurations that
+    can reach them."""
+    p = model.p
+    if not (p["steerable"] and p["steers"]):
+        return []
+    guards: list[Property] = []
+    if p["interruption"] != "finish":
+        guards.append(Sometimes(
+            "sometimes-steered-interrupt",
+            state=lambda s: any(r.status == INCOMPLETE and r.successor >= 0 for r in s.responses),
+            doc="a steer interrupts a response and its successor is created"))
+    if p["interruption"] != "eager":
+        guards.append(Sometimes(
+            "sometimes-completed-then-successor",
+            state=lambda s: any(r.origin == "auto" and s.responses[r.parent].status == COMPLETED
+                                for r in s.responses),
+            doc="a response completes normally with a steer queued and still gets an automatic successor"))
+    if p["client_tools"]:
+        guards.append(Sometimes(
+            "sometimes-steer-pending", state=lambda s: any(st.status == PENDING for st in s.steers),
+            doc="a steer waits for a client tool result (response.steer.pending)"))
+        guards.append(Sometimes(
+            "sometimes-explicit-commit",
+            state=lambda s: any(st.status == COMMITTED and s.responses[st.target].answered for st in s.steers),
+            doc="an explicit continuation carrying the tool output commits a queued steer"))
+    return guards

@@ -1,0 +1,263 @@
+"""`steersim serve openai-ws`: a Responses WebSocket server on 127.0.0.1 that speaks the protocol as the
+model decides, for real clients (the SDK reaches it with `base_url="http://127.0.0.1:PORT/v1"`).
+
+The server's choices (interrupt now or complete first, accept or fail a steer, drop the connection, how
+long to wait for the client before moving on) come from a seeded numpy Generator, or are replayed from
+a recorded trace. It records the session as a trace (real client frames included), checks the client
+obligations, and validates the observation against the model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from websockets.asyncio.server import ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
+
+from models.openai_ws.session import SERVE_DEFAULTS, Finding, Session
+from models.openai_ws.spec import SPEC
+from sim.errors import UsageError
+from sim.model import Action
+from sim.trace import make_trace, read_trace, write_trace
+
+PATH = "/v1/responses"
+PACES = (0.0, 0.01, 0.05)  # seconds the server waits for a client frame before each of its moves
+PATIENCE = 4.0  # after a chain's first response.created, how long the server may wait for the client's reaction
+WAIT_PROBABILITY = 0.6  # how often it does wait (otherwise the client's reaction races the response)
+FAULT_WEIGHT = 0.15  # a drop is rarer than the server's ordinary moves
+IDLE_SECONDS = 10.0  # nothing to do and nothing heard: the server ends the session (clients can be slow)
+RECONNECT_SECONDS = 1.0  # after a drop, how long the server waits for the client to come back
+
+
+class SeededChoices:
+    """The server's choices from a seed: a pace for the session, whether to wait for the client's
+    reaction to a new chain, and weighted picks among its moves."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = np.random.default_rng(seed)
+        self.pace = float(self.rng.choice(PACES))
+        self.expecting = False
+
+    def wait(self) -> float:
+        return PATIENCE if self.expecting else self.pace
+
+    def sent(self, frames: Sequence[dict[str, Any]]) -> None:
+        if any(f["type"] == "response.created" and f["response"]["previous_response_id"] is None for f in frames):
+            self.expecting = bool(self.rng.random() < WAIT_PROBABILITY)
+
+    def heard(self) -> None:
+        self.expecting = False
+
+    def pick(self, actions: Sequence[Action]) -> Action | None:
+        self.expecting = False
+        if not actions:
+            return None
+        weights = np.array([FAULT_WEIGHT if a.kind.startswith("fault.") else 1.0 for a in actions])
+        return actions[int(self.rng.choice(len(actions), p=weights / weights.sum()))]
+
+
+class ReplayedChoices:
+    """The server's moves of a recorded trace, in order; client steps are waited for."""
+
+    def __init__(self, actions: Sequence[dict[str, Any]]) -> None:
+        self.script = list(actions)
+        self.position = 0
+
+    def wait(self) -> float:
+        return 0.0 if self._next_is_server() else IDLE_SECONDS
+
+    def sent(self, frames: Sequence[dict[str, Any]]) -> None:
+        """Replay needs no bookkeeping of what was sent."""
+
+    def heard(self) -> None:
+        self.advance_client()
+
+    def _next_is_server(self) -> bool:
+        return self.position < len(self.script) and self.script[self.position]["actor"] != "client"
+
+    def advance_client(self) -> None:
+        if self.position < len(self.script) and self.script[self.position]["actor"] == "client":
+            self.position += 1
+
+    def pick(self, actions: Sequence[Action]) -> Action | None:
+        if not self._next_is_server():
+            return None
+        wanted = self.script[self.position]
+        for action in actions:
+            if action.to_json() == {"actor": wanted["actor"], "kind": wanted["kind"], "args": wanted["args"]}:
+                self.position += 1
+                return action
+        raise UsageError(f"the trace's step {self.position} ({wanted['kind']}) is not enabled in this run; "
+                         "the client behaved differently than when the trace was recorded")
+
+
+@dataclass
+class ModelServer:
+    """Serves one session: the model's run against one client, across the client's reconnections."""
+
+    session: Session
+    choices: SeededChoices | ReplayedChoices
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+    busy: bool = False
+
+    async def handler(self, ws: ServerConnection) -> None:
+        if self.busy or self.done.is_set() or ws.request is None or ws.request.path.split("?")[0] != PATH:
+            await ws.close(1008, "one session per server, at /v1/responses")
+            return
+        self.busy = True
+        try:
+            reconnected = self.session.transitions and not self.session.connected
+            if reconnected and await self._client(ws, "websocket.open", {"path": PATH}) is None:
+                return
+            await self._drive(ws)
+        except Exception as broken:  # a harness fault must end the session loudly, not hang the client
+            self.session.findings.append(Finding("harness", "error", f"{type(broken).__name__}: {broken}"))
+            await ws.close(1011, "harness error")
+            self.done.set()
+            raise
+        finally:
+            self.busy = False
+            if self.session.connected or self.session.finished:
+                self.done.set()
+            else:
+                asyncio.get_running_loop().call_later(RECONNECT_SECONDS, self._give_up)
+
+    def _give_up(self) -> None:
+        if not self.busy:
+            self.done.set()
+
+    async def _drive(self, ws: ServerConnection) -> None:
+        inbox: asyncio.Queue[str | None] = asyncio.Queue()
+        reader = asyncio.create_task(self._read(ws, inbox))
+        try:
+            while True:
+                raw = await self._next_frame(inbox, self.choices.wait())
+                if raw is None:
+                    return  # the client closed
+                if raw:
+                    if not await self._frame(ws, raw):
+                        return
+                    continue
+                action = self.choices.pick(self.session.server_actions())
+                if action is None:
+                    if self.session.finished:
+                        await ws.close(1000, "done")
+                        return
+                    raw = await self._next_frame(inbox, IDLE_SECONDS)
+                    if not raw:
+                        await ws.close(1000, "idle")
+                        return
+                    if not await self._frame(ws, raw):
+                        return
+                    continue
+                await self._send(ws, self.session.server_step(action))
+                if action.kind == "fault.disconnect":
+                    await ws.close(1011, "connection lost")
+                    return
+        finally:
+            reader.cancel()
+
+    @staticmethod
+    async def _read(ws: ServerConnection, inbox: asyncio.Queue[str | None]) -> None:
+        try:
+            async for raw in ws:
+                await inbox.put(raw if isinstance(raw, str) else raw.decode())
+        except ConnectionClosed:
+            pass
+        await inbox.put(None)
+
+    @staticmethod
+    async def _next_frame(inbox: asyncio.Queue[str | None], wait: float) -> str | None:
+        """The next frame, None if the client closed, "" if nothing arrived within `wait` seconds."""
+        if wait <= 0:
+            await asyncio.sleep(0)
+            return inbox.get_nowait() if not inbox.empty() else ""
+        try:
+            return await asyncio.wait_for(inbox.get(), wait)
+        except TimeoutError:
+            return ""
+
+    async def _frame(self, ws: ServerConnection, raw: str) -> bool:
+        try:
+            data = json.loads(raw)
+        except json.JSONDecodeError:
+            data = {"type": "invalid_json", "text": raw}
+        name = data.get("type", "missing_type") if isinstance(data, dict) else "not_an_object"
+        return await self._client(ws, name, data if isinstance(data, dict) else {"value": data}) is not None
+
+    async def _client(self, ws: ServerConnection, name: str, data: dict[str, Any]) -> bool | None:
+        frames = self.session.client_event(name, data)
+        self.choices.heard()
+        if frames is None:
+            await ws.close(1008, "the model cannot answer this frame")
+            self.done.set()
+            return None
+        await self._send(ws, frames)
+        return True
+
+    async def _send(self, ws: ServerConnection, frames: Sequence[dict[str, Any]]) -> None:
+        self.choices.sent(frames)
+        with contextlib.suppress(ConnectionClosed):
+            for frame in frames:
+                await ws.send(json.dumps(frame))
+
+
+async def run_server(session: Session, choices: SeededChoices | ReplayedChoices, port: int,
+                     ready: asyncio.Future[int] | None = None, limit: float | None = None) -> list[Finding]:
+    """Serve one session on 127.0.0.1:`port` (0: any free port, reported through `ready`) until it ends."""
+    server = ModelServer(session, choices)
+    async with serve(server.handler, "127.0.0.1", port, max_size=None) as listener:
+        bound = listener.sockets[0].getsockname()[1]
+        if ready is not None:
+            ready.set_result(bound)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(server.done.wait(), limit)
+    return session.finish()
+
+
+def session_trace(session: Session, seed: int | None):
+    return make_trace(SPEC.name, session.model.p, session.bug, 0, session.transitions, seed=seed,
+                      end="session ended")
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="steersim serve openai-ws", description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, required=True, help="port on 127.0.0.1 (0: any free port)")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--seed", type=int, help="take the server's choices from this seed")
+    source.add_argument("--trace", type=Path, help="replay the server's choices of this recorded trace")
+    parser.add_argument("-p", dest="params", action="append", default=[], metavar="KEY=VALUE",
+                        help="model parameter (the defaults suit the seed example)")
+    parser.add_argument("--record", type=Path, help="write the session's trace (JSON Lines) here")
+    parser.add_argument("--json", type=Path, help="write the findings as JSON here")
+    parser.add_argument("--timeout", type=float, default=None, help="end the session after this many seconds")
+    args = parser.parse_args(argv)
+    if args.trace is not None:
+        recorded = read_trace(args.trace)
+        if recorded.model != SPEC.name:
+            raise UsageError(f"trace {args.trace} is of model {recorded.model!r}, not {SPEC.name!r}")
+        params, bug = recorded.params, recorded.bug
+        choices: SeededChoices | ReplayedChoices = ReplayedChoices([step.action for step in recorded.steps])
+    else:
+        params = {**SERVE_DEFAULTS, **SPEC.parse_assignments(args.params)}
+        bug, choices = None, SeededChoices(args.seed)
+    session = Session(SPEC.resolve(params), bug)
+    print(f"serving openai-ws on ws://127.0.0.1:{args.port}{PATH}", file=sys.stderr, flush=True)
+    findings = asyncio.run(run_server(session, choices, args.port, limit=args.timeout))
+    if args.record is not None:
+        write_trace(args.record, session_trace(session, args.seed))
+    if args.json is not None:
+        args.json.write_text(json.dumps({"system": SPEC.name, "steps": len(session.transitions),
+                                         "findings": [f.to_json() for f in findings]}, indent=2) + "\n")
+    for finding in findings:
+        print(f"{finding.kind} {finding.property}: {finding.summary}")
+    return 1 if findings else 0

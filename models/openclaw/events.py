@@ -1,0 +1,155 @@
+"""OpenClaw's native events, built in one place so the model and the conformance harness agree on
+their shape, and the mapping of each native event to the common facts of `sim.facts`.
+
+Agent-core events keep OpenClaw's own names (`tool_execution_start`, `message_end`, `turn_end`, ...)
+with a projection of their payload that is deterministic (no timestamps, no generated ids). Four
+observations are not agent events but what the harness sees at the seams OpenClaw's own tests use:
+`steering_poll` (a drain of `Agent.steeringQueue`), `follow_up_poll` (a drain of the follow-up queue),
+`tool_execute` (a tool implementation starting) and `run_settled` (the steering queue once the Agent
+is idle again). Gateway and Codex events are named after the code
+paths that produce them (`enqueueFollowupRun`, `turn/steer`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sim import facts as F
+from sim.model import Event
+
+CHAIN = "session"
+TURN = "turn"
+SKIP_TEXT = "Skipped due to queued user message."
+SKIP_DETAILS = {"status": "skipped", "deniedReason": "steering"}
+ABORT_TEXT = "Operation aborted"
+BLOCK_TEXT = "blocked by policy"
+ABORTED_TURN_ID = "turn-aborted"
+
+RUNTIME, GATEWAY, CODEX, USER = "runtime", "gateway", "codex", "user"
+
+
+def call_id(index: int) -> str:
+    return f"c{index}"
+
+
+def is_message_id(item: str) -> bool:
+    """Inbound user messages are `m1`, `m2`, ...: the only items that are steers in the fact sense."""
+    return item.startswith("m")
+
+
+def agent(name: str, **data: Any) -> Event:
+    return Event(RUNTIME, "listeners", name, data)
+
+
+def user_message(item: str) -> list[Event]:
+    """A user-role message appended to the transcript: a prompt, an injected steer or a follow-up. A
+    coalesced prompt carries several items, `m1+m2`; an overflow summary names what it summarises,
+    `overflow:m1`."""
+    data = {"role": "user", "id": item}
+    return [agent("message_start", **data), agent("message_end", **data)]
+
+
+def assistant_message(llm_call: int, calls: Sequence[str], stop_reason: str) -> list[Event]:
+    data = {"role": "assistant", "id": f"a{llm_call}", "toolCalls": list(calls), "stopReason": stop_reason}
+    return [agent("message_start", **data), agent("message_end", **data)]
+
+
+def aborted_ending(turn_open: bool) -> list[Event]:
+    """`stopIfAborted`: the aborted assistant message, `turn_end`, the hidden turn-aborted guidance and
+    `agent_end`; a closed turn is reopened first."""
+    out = [] if turn_open else [agent("turn_start")]
+    out += assistant_message(-1, (), "aborted")
+    out.append(agent("turn_end", toolResults=[]))
+    data = {"role": "custom", "id": ABORTED_TURN_ID}
+    out += [agent("message_start", **data), agent("message_end", **data), agent("agent_end")]
+    return out
+
+
+def tool_start(call: str) -> Event:
+    return agent("tool_execution_start", toolCallId=call)
+
+
+def tool_end(call: str, text: str, *, started: bool, details: dict[str, Any] | None = None) -> Event:
+    """The fake tools always succeed, so a result is an error exactly when the implementation never ran."""
+    return agent("tool_execution_end", toolCallId=call, text=text, isError=not started,
+                 executionStarted=started, details=dict(details or {}))
+
+
+def real_text(call: str) -> str:
+    return f"{call} result"
+
+
+def tool_result_message(call: str, text: str, details: dict[str, Any] | None = None) -> list[Event]:
+    data = {"role": "toolResult", "id": call, "text": text, "details": dict(details or {})}
+    return [agent("message_start", **data), agent("message_end", **data)]
+
+
+def steering_poll(checkpoint: str, drained: Sequence[str]) -> Event:
+    return agent("steering_poll", checkpoint=checkpoint, drained=list(drained))
+
+
+def follow_up_poll(drained: Sequence[str]) -> Event:
+    return agent("follow_up_poll", drained=list(drained))
+
+
+def tool_execute(call: str) -> Event:
+    return Event(RUNTIME, f"tool:{call}", "tool_execute", {"toolCallId": call})
+
+
+def model_request(llm_call: int, users: Sequence[str]) -> Event:
+    return Event(RUNTIME, "model", "model_request", {"llmCall": llm_call, "users": list(users)})
+
+
+def run_settled(queued: Sequence[str]) -> Event:
+    """The run is over and the Agent idle (`waitForIdle` resolved): what its steering queue still holds."""
+    return agent("run_settled", steeringQueue=list(queued))
+
+
+def gateway(name: str, **data: Any) -> Event:
+    return Event(GATEWAY, RUNTIME, name, data)
+
+
+def codex(name: str, **data: Any) -> Event:
+    return Event(CODEX, GATEWAY, name, data)
+
+
+def facts(event: Event) -> list[F.Fact]:
+    """One native event in the common vocabulary. Only inbound messages (`m*`) are steers; prompts,
+    agent follow-ups and tool results are history or tool facts."""
+    name, data = event.name, event.data
+    if name == "inbound":
+        return [F.steer_submitted(data["id"], CHAIN)]
+    if name in ("steer", "followup_enqueued", "run_now", "interrupt", "codex_queued"):
+        return [F.steer_accepted(data["id"])]
+    if name in ("followup_rejected", "interrupt_refused"):
+        return [F.steer_rejected(data["id"], data["reason"])]
+    if name == "followup_evicted":
+        return [F.steer_failed(data["id"], data["reason"])]
+    if name in ("turn_start", "turn/started"):
+        return [F.turn_started(TURN, CHAIN)]
+    if name == "turn_end":
+        return [F.turn_ended(TURN, "ended")]
+    if name == "turn/completed":
+        return [F.turn_ended(TURN, data["status"])]
+    if name == "tool_execute":
+        return [F.tool_started(data["toolCallId"])]
+    if name == "tool_execution_end":
+        return [F.tool_result(data["toolCallId"], not data["executionStarted"])]
+    if name == "message_end" and data["role"] == "assistant":
+        return [F.tool_requested(call, TURN) for call in data["toolCalls"]]
+    if (name == "message_end" and data["role"] == "user") or name in ("userMessage", "turn/start"):
+        return applied(data["id"])
+    return []
+
+
+def items_of(message: str) -> list[str]:
+    """The inbound items a user message carries (a coalesced prompt and an overflow summary carry several)."""
+    return [token.removeprefix("overflow:") for token in message.split("+")]
+
+
+def applied(message: str) -> list[F.Fact]:
+    """The message became visible to the model: every inbound item it carries is applied."""
+    out = [F.steer_applied(item, TURN) for item in items_of(message) if is_message_id(item)]
+    out.append(F.history_appended(CHAIN, message))
+    return out

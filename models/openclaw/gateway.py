@@ -1,0 +1,132 @@
+"""The gateway's inbound policy (`src/auto-reply/reply/queue/...`): what a message that arrives during
+an active run does in each queue mode, and the follow-up queue (cap, drop policy, debounce, collect).
+
+The session counts as busy while a run is active, while an interrupt replacement waits, and while the
+follow-up queue still holds messages, so a new message never overtakes queued ones by running at once.
+"""
+
+from __future__ import annotations
+
+from models.openclaw import codex
+from models.openclaw import events as E
+from models.openclaw.config import Config, route_of
+from models.openclaw.state import IDLE, START, Step
+
+
+def message_id(n: int) -> str:
+    return f"m{n}"
+
+
+def start(st: Step, prompt: str) -> None:
+    """Begin a run (Agent.prompt or a Codex turn) with one prompt."""
+    st.prompts, st.phase, st.aborted = (prompt,), START, False
+
+
+def inbound(cfg: Config, st: Step, n: int) -> None:
+    item = message_id(n)
+    st.sent = n
+    st.emit(E.gateway("inbound", id=item, route=route_of(item, cfg.routes)))
+    if st.phase == IDLE and not st.fq and not st.replacement:
+        st.emit(E.gateway("run_now", id=item))
+        start(st, item)
+    elif cfg.mode == "interrupt":
+        interrupt(st, item)
+    elif cfg.mode == "steer" and try_steer(cfg, st, item):
+        return
+    else:
+        enqueue(cfg, st, item)
+
+
+def interrupt(st: Step, item: str) -> None:
+    """Abort the active run and run the newest message after it ends; one replacement at a time."""
+    if st.replacement:
+        st.emit(E.gateway("interrupt_refused", id=item, reason="still-shutting-down"))
+        return
+    st.emit(E.gateway("interrupt", id=item))
+    st.replacement = item
+    if st.phase != IDLE:
+        st.aborted = True
+
+
+def try_steer(cfg: Config, st: Step, item: str) -> bool:
+    """queueEmbeddedAgentMessage: the runtime takes the message only while a run streams and does not
+    compact; otherwise the message falls back to the follow-up queue."""
+    if cfg.codex:
+        return codex.queue(cfg, st, item)
+    reason = "no_active_run" if st.phase == IDLE else "compacting" if st.phase == "compacting" else ""
+    if reason:
+        st.emit(E.gateway("steer_rejected", id=item, reason=reason))
+        return False
+    st.emit(E.gateway("steer", id=item))
+    st.steerq = (*st.steerq, item)
+    return True
+
+
+def enqueue(cfg: Config, st: Step, item: str) -> None:
+    """enqueueFollowupRun with applyQueueDropPolicy. The debounce window restarts before the cap check,
+    so even a rejected message delays the drain."""
+    if cfg.debounce_ms > 0:
+        st.quiet = False
+    if len(st.fq) >= cfg.cap:
+        if cfg.drop == "new":
+            st.emit(E.gateway("followup_rejected", id=item, reason="queue-cap-new"))
+            return
+        evict = len(st.fq) - cfg.cap + 1
+        for old in st.fq[:evict]:
+            if cfg.drop == "old":
+                st.emit(E.gateway("followup_evicted", id=old, reason="queue-cap-old"))
+            else:
+                st.emit(E.gateway("followup_summarized", id=old))
+                st.dropped = (*st.dropped, old)
+        st.fq = st.fq[evict:]
+    st.emit(E.gateway("followup_enqueued", id=item))
+    st.fq = (*st.fq, item)
+
+
+def requeue(cfg: Config, st: Step, items: tuple[str, ...]) -> None:
+    """Messages a runtime accepted and then handed back go to the follow-up queue, still accepted."""
+    for item in items:
+        st.emit(E.gateway("followup_requeued", id=item))
+    st.fq = st.fq + items
+    if items and cfg.debounce_ms > 0:
+        st.quiet = False
+
+
+def debounce_elapsed(st: Step) -> None:
+    st.emit(E.gateway("debounce_elapsed"))
+    st.quiet = True
+
+
+def drain_ready(cfg: Config, quiet: bool) -> bool:
+    return quiet or cfg.debounce_ms == 0 or cfg.bug == "no-debounce"
+
+
+def drain(cfg: Config, st: Step) -> None:
+    """One drain step after the run ended and the quiet window passed: collect coalesces every queued
+    message of one route into one run (a cross-route queue drains individually for the rest of this
+    drain); the other modes run the oldest message. An overflow summary rides with the next prompt."""
+    overflow = tuple(f"overflow:{item}" for item in st.dropped)
+    st.dropped = ()
+    queue = st.fq
+    if cfg.mode == "collect" and not st.forced:
+        same_route = len({route_of(item, cfg.routes) for item in queue}) == 1
+        if same_route or cfg.bug == "collect-across-routes":
+            taken = queue
+        else:
+            st.forced = True
+            taken = queue[:1]
+    else:
+        taken = queue[:1]
+    st.fq = queue[len(taken):]
+    if not st.fq:
+        st.forced = False
+    prompt = "+".join(overflow + taken)
+    st.emit(E.gateway("followup_drain", id=prompt))
+    start(st, prompt)
+
+
+def run_replacement(st: Step) -> None:
+    item = st.replacement
+    st.replacement = ""
+    st.emit(E.gateway("replacement_run", id=item))
+    start(st, item)

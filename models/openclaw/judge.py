@@ -1,0 +1,166 @@
+"""Judging one recorded run: the core fact monitors over what the real code did, trace validation
+against the model, and the model's own properties along the path that explains the run.
+
+Each problem becomes a `Finding` with a signature, so that many scenarios that show the same
+behaviour are reported once, with the shortest scenario that reproduces it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from models.openclaw import SPEC
+from models.openclaw import events as E
+from models.openclaw.scenarios import Scenario
+from models.openclaw.translate import observed_events
+from sim.fingerprint import fingerprint
+from sim.model import Event
+from sim.monitors import CORE_MONITORS, CORE_PROPERTY_NAMES, MonitorViolation
+from sim.paths import step_json
+from sim.product import Product
+from sim.validate import Divergence, default_match, validate
+
+IDS = re.compile(r"'(m|c|f|a)-?\d+'")
+
+
+@dataclass
+class Finding:
+    property: str
+    kind: str  # monitor | divergence
+    summary: str
+    signature: str
+    scenario: Scenario
+    steps: list[dict[str, Any]]
+    scenarios: list[str] = field(default_factory=list)
+
+
+def judge(scenario: Scenario, result: dict[str, Any]) -> list[Finding]:
+    """Everything wrong with one run: a driver error, monitor violations, a divergence from the model."""
+    if result.get("error"):
+        first = result["error"].splitlines()[0]
+        return [Finding("driver", "divergence", f"the real run failed: {first}", f"error {first}", scenario, [])]
+    events = observed_events(result["records"])
+    findings = monitor_findings(scenario, events)
+    steers = sum(1 for r in result["records"] if r["ev"] == "steer")
+    aborted = any(r["ev"] == "abort" for r in result["records"])
+    model = SPEC.build(scenario.model_params(steers, aborted))
+    validation = validate(model, events, require_quiescent=True)
+    if validation.ok:
+        findings += property_findings(scenario, validation.path)
+    elif validation.divergence is not None:
+        findings.append(divergence_finding(scenario, model, validation.divergence, events))
+    if result.get("unperformed"):
+        findings.append(Finding("plan", "divergence",
+                                "the real run never reached a point where the model places a steer",
+                                "unreached point", scenario, []))
+    return findings
+
+
+def monitor_findings(scenario: Scenario, events: Sequence[Event]) -> list[Finding]:
+    """The core invariants (`sim.monitors.CORE_MONITORS`) over the facts of the recorded events."""
+    facts = [E.facts(event) for event in events]
+    out = []
+    for monitor in CORE_MONITORS:
+        state = monitor.initial()
+        message, last = None, len(events)
+        for index, event_facts in enumerate(facts):
+            try:
+                for fact in event_facts:
+                    if fact.name in monitor.watches:
+                        state = monitor.step(state, fact)
+            except MonitorViolation as broken:
+                message, last = f"{events[index].name}: {broken}", index + 1
+                break
+        else:
+            message = monitor.at_end(state)
+        if message:
+            cause = _cause(scenario)
+            steps = [{"event": event.to_json(), "facts": [f.to_json() for f in event_facts]}
+                     for event, event_facts in zip(events[:last], facts[:last], strict=True)]
+            out.append(Finding(monitor.name, "monitor", f"{message} [{cause}]",
+                               f"{monitor.name} {IDS.sub('ID', message)} {cause}", scenario, steps))
+    return out
+
+
+def _cause(scenario: Scenario) -> str:
+    """What in the scenario exposes the problem, so that different causes are reported apart."""
+    if any(step.after[0].startswith("agent_end") for step in scenario.plan):
+        return "a steer accepted while agent_end listeners run"
+    if scenario.aborts:
+        return "the run was aborted"
+    if scenario.knobs.stop_after_turn:
+        return "shouldStopAfterTurn ended the run"
+    return "no abort, no stop hook"
+
+
+def property_findings(scenario: Scenario, path: Sequence[Any]) -> list[Finding]:
+    """The model's own properties broken on the path that explains the run (core ones are judged above)."""
+    out = []
+    for index, transition in enumerate(path):
+        for violation in transition.violations:
+            if violation.property in CORE_PROPERTY_NAMES:
+                continue
+            summary = f"{violation.message} (at model step {index + 1}, {transition.action.label()})"
+            steps = [step_json(t) for t in path[: index + 1]]
+            out.append(Finding(violation.property, "monitor", summary,
+                               f"{violation.property} {transition.action.kind}", scenario, steps))
+    return out
+
+
+def divergence_finding(scenario: Scenario, model: Any, divergence: Divergence, events: Sequence[Event]) -> Finding:
+    """Name the first observed event that no model step can produce: the model's steps are atomic, so
+    the step that comes closest (the longest run of matching events) is compared event by event, and
+    the fields that differ from its event at the first mismatch are named."""
+    position = divergence.position
+    observed, expected = _closest_mismatch(model, divergence, events)
+    if expected is not None and expected.name == observed.name:
+        differing = _differing(observed, expected)
+        detail = "; ".join(f"{k}: real {observed.data[k]!r}, model {expected.data.get(k)!r}" for k in differing)
+        signature = f"{observed.name} " + " ".join(f"{k}={observed.data[k]!r}" for k in differing)
+    else:
+        offered = expected.name if expected is not None else "nothing (it was done)"
+        detail = f"real {observed.name} {dict(observed.data)}, where the model produces {offered}"
+        signature = f"{observed.name} instead of {offered}"
+    summary = f"after {len(divergence.explained)} model steps the real run diverges: {detail}"
+    steps = [step_json(t) for t in divergence.explained]
+    steps.append({"observed": observed.to_json(), "position": position,
+                  "expected": [e.to_json() for e in divergence.expected],
+                  "observed_tail": [e.to_json() for e in events[position: position + 8]]})
+    return Finding("trace-validation", "divergence", summary, f"divergence {IDS.sub('ID', signature)}",
+                   scenario, steps)
+
+
+def _closest_mismatch(model: Any, divergence: Divergence, events: Sequence[Event]) -> tuple[Event, Event | None]:
+    product = Product(model)
+    state = divergence.explained[-1].target if divergence.explained else product.init_states()[0]
+    position = divergence.position
+    best: tuple[int, Event, Event | None] = (-1, divergence.observed, None)
+    for transition in _steps_after_silent_ones(product, state):
+        for offset, event in enumerate(transition.events):
+            index = position + offset
+            if index >= len(events) or not default_match(event, events[index]):
+                if offset > best[0]:
+                    best = (offset, events[index] if index < len(events) else divergence.observed, event)
+                break
+    return best[1], best[2]
+
+
+def _steps_after_silent_ones(product: Product, state: Any, limit: int = 64) -> list[Any]:
+    """The steps with events that can come next, looking through steps that emit nothing."""
+    out, frontier, seen = [], [state], {fingerprint(state)}
+    while frontier and len(seen) < limit:
+        current = frontier.pop(0)
+        for transition in product.successors(current):
+            if transition.events:
+                out.append(transition)
+            elif fingerprint(transition.target) not in seen:
+                seen.add(fingerprint(transition.target))
+                frontier.append(transition.target)
+    return out
+
+
+def _differing(observed: Event, expected: Event) -> list[str]:
+    return [k for k, v in observed.data.items() if k not in expected.data or expected.data[k] != v]

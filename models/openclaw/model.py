@@ -1,0 +1,177 @@
+"""The OpenClaw model: gateway inbound policy, the Agent Core loop, and the Codex harness, composed.
+
+One session: a first run with prompt `p0` starts at once; users send `messages` inbound messages at
+any time (`m1`, `m2`, ...), each handled by the gateway in the configured queue mode; the scripted
+model asks for `calls` tools on its first `tool_turns` responses and answers with text afterwards.
+The runtime steps are deterministic (at most one enabled at a time); users, tools, timers and the
+model's answer are the other participants whose order the explorer varies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from models.openclaw import agent_core as core
+from models.openclaw import codex, gateway
+from models.openclaw import events as E
+from models.openclaw.config import Config
+from models.openclaw.properties import model_properties
+from models.openclaw.state import ENDING, IDLE, START, OpenClawState, Step
+from sim.facts import Fact
+from sim.model import Action, Event, Property
+
+RUNTIME_STEPS = {
+    "seq-a": "tool.checkpoint_a",
+    "seq-b": "tool.launch",
+    "seq-c": "tool.checkpoint_c",
+    "par-prep": "tool.start",
+    "par-resolve": "tool.prepare",
+    "par-cp": "tool.launch_batch",
+    "par-commit": "tool.commit",
+    "turn-end": "turn.end",
+    "compacting": "run.compact",
+    "turn-poll": "turn.poll",
+    "next": "turn.next",
+    "fu-poll": "run.follow_up_poll",
+    "final-poll": "run.final_poll",
+    ENDING: "run.finish",
+}
+
+
+class OpenClawModel:
+    """Built from a `Config`; `bug` (inside it) selects a variant of BUGS."""
+
+    name = "openclaw"
+    fair_actors = ("runtime", "model", "tool:*", "gateway", "timer", "codex")
+
+    def __init__(self, cfg: Config) -> None:
+        self.cfg = cfg
+        self._cache: tuple[Any, Any, tuple[OpenClawState, list[Event]]] | None = None
+        self._properties = model_properties(cfg, self.observe)
+
+    def init_states(self) -> Sequence[OpenClawState]:
+        followups = tuple(f"f{n}" for n in range(1, self.cfg.agent_follow_ups + 1))
+        return [OpenClawState(followups=followups)]
+
+    def actions(self, s: OpenClawState) -> list[Action]:
+        cfg = self.cfg
+        out = []
+        if s.sent < cfg.messages:
+            out.append(Action("user", "user.message", (s.sent + 1,)))
+        # Agent.abort reaches only a run that exists: not before prompt() starts it, not after agent_end.
+        if cfg.abort and not cfg.codex and s.aborts == 0 and s.phase not in (IDLE, ENDING, START):
+            out.append(Action("user", "user.abort"))
+        if s.fq and not s.quiet:
+            out.append(Action("timer", "timer.debounce"))
+        if s.phase == "codex-turn" and s.batch and cfg.codex_debounce_ms > 0:
+            out.append(Action("timer", "timer.codex_flush"))
+        for index, status in enumerate(s.calls):
+            if status == core.RUNNING:
+                out.append(Action(f"tool:{E.call_id(index)}", "tool.finish", (index,)))
+        system = self._system_action(s)
+        if system is not None:
+            out.append(system)
+        return out
+
+    def _system_action(self, s: OpenClawState) -> Action | None:
+        """The one runtime, model, Codex or gateway step the session takes next, if any."""
+        phase = s.phase
+        if phase == START:
+            return Action("codex", "codex.turn_start") if self.cfg.codex else Action("runtime", "run.start")
+        if phase == "llm":
+            return Action("model", "model.respond", (s.llm_calls,))
+        if phase == "codex-turn":
+            return Action("codex", "codex.boundary", (s.boundaries,))
+        if phase in RUNTIME_STEPS:
+            args = (s.call,) if phase in ("seq-a", "seq-b", "par-prep", "par-resolve") else ()
+            return Action("runtime", RUNTIME_STEPS[phase], args)
+        if phase == IDLE and s.replacement:
+            return Action("gateway", "gateway.replace")
+        if phase == IDLE and s.fq and gateway.drain_ready(self.cfg, s.quiet):
+            return Action("gateway", "gateway.drain")
+        return None
+
+    def next_state(self, s: OpenClawState, a: Action) -> OpenClawState | None:
+        return self._step(s, a)[0]
+
+    def observe(self, s: OpenClawState, a: Action, t: OpenClawState) -> list[Event]:
+        return self._step(s, a)[1]
+
+    def _step(self, s: OpenClawState, a: Action) -> tuple[OpenClawState, list[Event]]:
+        """Next state and events together, cached for the (state, action) just computed: the engines ask
+        for `next_state` and then `observe` of the same step."""
+        cache = self._cache
+        if cache is not None and cache[0] is s and cache[1] == a:
+            return cache[2]
+        st = Step(s)
+        self._apply(st, a)
+        result = st.done()
+        self._cache = (s, a, result)
+        return result
+
+    def _apply(self, st: Step, a: Action) -> None:
+        cfg, kind = self.cfg, a.kind
+        if kind == "user.message":
+            gateway.inbound(cfg, st, a.args[0])
+        elif kind == "user.abort":
+            st.emit(E.gateway("abort", reason="stop"))
+            st.aborted, st.aborts = True, st.aborts + 1
+        elif kind == "timer.debounce":
+            gateway.debounce_elapsed(st)
+        elif kind == "timer.codex_flush":
+            codex.flush(st)
+        elif kind == "codex.turn_start":
+            codex.start_turn(cfg, st)
+        elif kind == "codex.boundary":
+            gateway.requeue(cfg, st, codex.boundary(cfg, st))
+        elif kind == "gateway.replace":
+            gateway.run_replacement(st)
+        elif kind == "gateway.drain":
+            gateway.drain(cfg, st)
+        elif kind == "tool.finish":
+            finish = core.finish_sequential if cfg.tool_execution == "sequential" else core.finish_parallel
+            finish(cfg, st, a.args[0])
+        else:
+            RUNTIME_HANDLERS[kind](cfg, st)
+
+    def facts(self, event: Event) -> list[Fact]:
+        return E.facts(event)
+
+    def properties(self) -> list[Property]:
+        return self._properties
+
+    def default_timing(self) -> Mapping[str, Any]:
+        timing = dict(DEFAULT_TIMING)
+        timing["timer.debounce"] = {"dist": "constant", "value": self.cfg.debounce_ms / 1000}
+        timing["timer.codex_flush"] = {"dist": "constant", "value": self.cfg.codex_debounce_ms / 1000}
+        return timing
+
+
+RUNTIME_HANDLERS = {
+    "run.start": core.start_run,
+    "model.respond": core.respond,
+    "tool.checkpoint_a": core.checkpoint_a,
+    "tool.launch": core.launch_sequential,
+    "tool.checkpoint_c": core.checkpoint_c,
+    "tool.start": core.start_parallel,
+    "tool.prepare": core.prepare_parallel,
+    "tool.launch_batch": core.launch_parallel,
+    "tool.commit": core.commit_parallel,
+    "turn.end": core.end_turn,
+    "run.compact": lambda cfg, st: core.compact(st),
+    "turn.poll": core.after_turn,
+    "turn.next": core.next_turn,
+    "run.follow_up_poll": core.follow_up_poll,
+    "run.final_poll": core.final_poll,
+    "run.finish": lambda cfg, st: core.finish_run(st),
+}
+
+DEFAULT_TIMING: Mapping[str, Any] = {
+    "default": {"dist": "exponential", "mean": 0.01},
+    "user.message": {"dist": "exponential", "mean": 4.0},
+    "user.abort": {"dist": "exponential", "mean": 20.0},
+    "model.respond": {"dist": "lognormal", "median": 3.0, "sigma": 0.5},
+    "tool.finish": {"dist": "lognormal", "median": 1.5, "sigma": 1.0},
+    "codex.boundary": {"dist": "lognormal", "median": 3.0, "sigma": 0.5},
+}

@@ -1,0 +1,191 @@
+// Drives the real OpenClaw Agent Core through scripted scenarios and records what it does.
+//
+// Usage: node driver.mjs --package-dir DIR --scenarios FILE
+// FILE holds a JSON array of scenarios; one JSON line per scenario is written to stdout:
+//   {"name", "records": [...], "unperformed": n, "error": null | "..."}
+//
+// A scenario fixes the knobs (toolExecution, steeringMode, followUpMode, calls, toolTurns,
+// blockedCall, followUps, stopAfterTurn) and a plan of actions ("steer" or "abort"), each to be
+// performed right after the n-th occurrence of an observed point (an agent event, a model request,
+// a tool implementation start, a steering or follow-up poll). Every agent event, every model request
+// and every poll is recorded, in order, and last what the steering queue holds once the Agent is
+// idle. The model is a scripted fake; tools resolve at once; nothing depends on timers, so a
+// scenario always runs the same way.
+
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+
+function parseArgs(argv) {
+  const args = {};
+  for (let i = 0; i < argv.length; i += 2) args[argv[i].replace(/^--/, "")] = argv[i + 1];
+  if (!args["package-dir"] || !args.scenarios) throw new Error("usage: driver.mjs --package-dir DIR --scenarios FILE");
+  return args;
+}
+
+async function loadAgentCore(packageDir) {
+  const manifest = JSON.parse(readFileSync(join(packageDir, "package.json"), "utf8"));
+  const entry = manifest.exports?.["./plugin-sdk/agent-core"];
+  const target = typeof entry === "string" ? entry : entry?.import ?? entry?.default;
+  if (!target) throw new Error(`${packageDir} does not export ./plugin-sdk/agent-core`);
+  return import(pathToFileURL(join(packageDir, target)).href);
+}
+
+const MODEL = {
+  id: "scripted", name: "scripted", api: "openai-completions", provider: "scripted", baseUrl: "",
+  reasoning: false, input: ["text"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+  contextWindow: 100000, maxTokens: 1000,
+};
+const USAGE = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0,
+  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+
+function textOf(content) {
+  if (typeof content === "string") return content;
+  return (content ?? []).filter((part) => part.type === "text").map((part) => part.text).join("");
+}
+
+function userMessage(text) {
+  return { role: "user", content: [{ type: "text", text }], timestamp: 1 };
+}
+
+// A projection of an agent event without timestamps or generated ids.
+function project(event) {
+  const out = { ev: "agent", type: event.type };
+  if (event.message) {
+    const m = event.message;
+    out.role = m.role;
+    out.text = textOf(m.content);
+    if (m.role === "assistant") {
+      out.stopReason = m.stopReason;
+      out.toolCalls = (m.content ?? []).filter((c) => c.type === "toolCall").map((c) => c.id);
+    }
+    if (m.role === "toolResult") {
+      out.toolCallId = m.toolCallId;
+      out.details = m.details ?? {};
+      out.isError = m.isError;
+    }
+    if (m.role === "custom") out.customType = m.customType;
+  }
+  if (event.type.startsWith("tool_execution_")) {
+    out.toolCallId = event.toolCallId;
+    if (event.type === "tool_execution_end") {
+      out.text = textOf(event.result?.content);
+      out.details = event.result?.details ?? {};
+      out.isError = event.isError;
+      out.executionStarted = event.executionStarted;
+    }
+  }
+  if (event.type === "turn_end") out.toolResults = (event.toolResults ?? []).map((m) => m.toolCallId);
+  return out;
+}
+
+// The key by which a plan names an observed point: its kind plus the field that tells points apart.
+function pointKey(record) {
+  if (record.ev === "agent") {
+    const detail = record.type.startsWith("message_") ? record.toolCallId ?? record.role : record.toolCallId ?? "";
+    return `${record.type}:${detail}`;
+  }
+  if (record.ev === "tool_execute") return `tool_execute:${record.toolCallId}`;
+  return record.ev;
+}
+
+async function runScenario(core, scenario) {
+  const records = [];
+  const seen = new Map();
+  const plan = scenario.plan.map((step) => ({ ...step, done: false }));
+  let agent;
+  let requests = 0;
+
+  // Record one observed point, then perform every planned action that waits for it.
+  const observe = (record) => {
+    records.push(record);
+    const key = pointKey(record);
+    const count = (seen.get(key) ?? 0) + 1;
+    seen.set(key, count);
+    for (const step of plan) {
+      if (step.done || step.after[0] !== key || step.after[1] !== count) continue;
+      if (plan.some((earlier) => earlier !== step && !earlier.done && plan.indexOf(earlier) < plan.indexOf(step))) continue;
+      step.done = true;
+      if (step.action === "steer") {
+        records.push({ ev: "steer", id: step.id });
+        agent.steer(userMessage(step.id));
+      } else {
+        records.push({ ev: "abort" });
+        agent.abort();
+      }
+    }
+  };
+
+  const streamFn = (_model, context, options) => {
+    requests += 1;
+    const users = context.messages.filter((m) => m.role === "user").map((m) => textOf(m.content));
+    observe({ ev: "model_request", llmCall: requests, users });
+    const aborted = options?.signal?.aborted;
+    const toolTurn = requests <= scenario.toolTurns && scenario.calls > 0 && !aborted;
+    const content = toolTurn
+      ? Array.from({ length: scenario.calls }, (_, j) => ({ type: "toolCall", id: `c${j}`, name: "tool", arguments: {} }))
+      : [{ type: "text", text: aborted ? "" : `answer ${requests}` }];
+    const stopReason = aborted ? "aborted" : toolTurn ? "toolUse" : "stop";
+    const message = { role: "assistant", content, api: MODEL.api, provider: MODEL.provider, model: MODEL.id,
+      usage: USAGE, stopReason, timestamp: 1, ...(aborted ? { errorMessage: "aborted" } : {}) };
+    return {
+      async *[Symbol.asyncIterator]() { yield { type: "done", reason: stopReason, message }; },
+      result: async () => message,
+    };
+  };
+
+  const tool = {
+    name: "tool", label: "tool", description: "scripted tool",
+    parameters: { type: "object", properties: {}, additionalProperties: false },
+    execute: async (toolCallId) => {
+      observe({ ev: "tool_execute", toolCallId });
+      return { content: [{ type: "text", text: `${toolCallId} result` }], details: {} };
+    },
+  };
+
+  agent = new core.Agent({
+    initialState: { model: MODEL, tools: [tool] },
+    streamFn,
+    toolExecution: scenario.toolExecution,
+    steeringMode: scenario.steeringMode,
+    followUpMode: scenario.followUpMode,
+    beforeToolCall: async ({ toolCall }) =>
+      toolCall.id === `c${scenario.blockedCall}` ? { block: true, reason: "blocked by policy" } : undefined,
+  });
+  for (const [queue, ev] of [[agent.steeringQueue, "steering_poll"], [agent.followUpQueue, "follow_up_poll"]]) {
+    const drain = queue.drain.bind(queue);
+    queue.drain = () => {
+      const drained = drain();
+      observe({ ev, drained: drained.map((m) => textOf(m.content)) });
+      return drained;
+    };
+  }
+  if (scenario.stopAfterTurn) {
+    const createLoopConfig = agent.createLoopConfig.bind(agent);
+    agent.createLoopConfig = (options) => ({ ...createLoopConfig(options), shouldStopAfterTurn: async () => true });
+  }
+  agent.subscribe(async (event) => {
+    if (event.type === "message_update" || event.type === "tool_execution_update") return;
+    observe(project(event));
+  });
+  for (let n = 1; n <= scenario.followUps; n++) agent.followUp(userMessage(`f${n}`));
+
+  let error = null;
+  try {
+    observe({ ev: "start" });
+    await agent.prompt(userMessage("p0"));
+    await agent.waitForIdle();
+  } catch (broken) {
+    error = String(broken?.stack ?? broken);
+  }
+  const queued = agent.steeringQueue.messages.map((m) => textOf(m.content));
+  records.push({ ev: "settled", queued });
+  return { name: scenario.name, records, unperformed: plan.filter((s) => !s.done).length, error };
+}
+
+const args = parseArgs(process.argv.slice(2));
+const core = await loadAgentCore(args["package-dir"]);
+const scenarios = JSON.parse(readFileSync(args.scenarios, "utf8"));
+for (const scenario of scenarios) {
+  process.stdout.write(`${JSON.stringify(await runScenario(core, scenario))}\n`);
+}

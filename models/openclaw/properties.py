@@ -1,0 +1,212 @@
+"""OpenClaw's own promises (spec section 13), as properties named after them.
+
+Most are step properties over the native events a transition emits, judged against the call statuses
+of the source state, so each reads like the documented rule: "a tool that started is never cancelled",
+"a drained steer is appended before the next model call". Vacuity guards (`Sometimes`) are added only
+where the configuration can reach the situation they name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from models.openclaw import events as E
+from models.openclaw.agent_core import ABORTED, DONE, ENDED, NEW, READY, RUNNING, SKIPPED
+from models.openclaw.config import Config, route_of
+from models.openclaw.state import IDLE, START, OpenClawState
+from sim.model import Action, Always, Event, Property, Sometimes
+
+Observe = Callable[[OpenClawState, Action, OpenClawState], Sequence[Event]]
+LIFE = {NEW: 0, READY: 1, RUNNING: 1, ENDED: 2, SKIPPED: 2, ABORTED: 2, DONE: 3}
+
+
+def _call_index(call: str) -> int:
+    return int(call[1:])
+
+
+def _lifecycle_ok(s: OpenClawState, events: Sequence[Event], *, in_order: bool) -> bool:
+    """Replay the step's tool events over each call's lifecycle (0 none, 1 started, 2 ended, 3 result):
+    one start, one end, one result, in that order, all done by turn_end; with `in_order`, results follow
+    assistant source order."""
+    life = [LIFE[status] for status in s.calls]
+    for event in events:
+        data = event.data
+        if event.name == "tool_execution_start":
+            index, expect = _call_index(data["toolCallId"]), 0
+        elif event.name == "tool_execution_end":
+            index, expect = _call_index(data["toolCallId"]), 1
+        elif event.name == "message_end" and data["role"] == "toolResult":
+            index, expect = _call_index(data["id"]), 2
+            if in_order and any(value != 3 for value in life[:index]):
+                return False
+        elif event.name == "turn_end":
+            if any(value != 3 for value in life):
+                return False
+            continue
+        else:
+            continue
+        if index >= len(life) or life[index] != expect:
+            return False
+        life[index] = expect + 1
+    return True
+
+
+def _no_cancel_started(s: OpenClawState, events: Sequence[Event]) -> bool:
+    for event in events:
+        if event.name == "tool_execution_end":
+            index = _call_index(event.data["toolCallId"])
+            if index < len(s.calls) and s.calls[index] == RUNNING and not event.data["executionStarted"]:
+                return False
+    return True
+
+
+def _no_launch_after_drain(s: OpenClawState, events: Sequence[Event]) -> bool:
+    drained = s.drained
+    for event in events:
+        if event.name == "steering_poll" and event.data["drained"] and s.calls:
+            drained = True
+        elif event.name == "tool_execute" and drained:
+            return False
+    return True
+
+
+def _skip_exact(events: Sequence[Event]) -> bool:
+    for event in events:
+        data = event.data
+        is_skip = data.get("details", {}).get("deniedReason") == "steering" or data.get("text") == E.SKIP_TEXT
+        if not is_skip:
+            continue
+        if data["text"] != E.SKIP_TEXT or data["details"] != E.SKIP_DETAILS:
+            return False
+        if event.name == "tool_execution_end" and data["executionStarted"]:
+            return False
+    return True
+
+
+def _steer_before_next_call(t: OpenClawState, events: Sequence[Event]) -> bool:
+    requested = False
+    for event in events:
+        if event.name == "model_request":
+            requested = True
+        elif requested and event.name == "message_end" and event.data["role"] == "user":
+            return False
+    return not (requested and t.pending)
+
+
+def _drained_not_lost(s: OpenClawState, events: Sequence[Event]) -> bool:
+    open_items = set(s.pending)
+    for event in events:
+        if event.name == "steering_poll":
+            open_items.update(event.data["drained"])
+        elif event.name == "message_end" and event.data["role"] == "user":
+            open_items.difference_update(E.items_of(event.data["id"]))
+            open_items.discard(event.data["id"])
+        elif event.name == "agent_end" and open_items:
+            return False
+    return True
+
+
+def _one_at_a_time(cfg: Config, events: Sequence[Event]) -> bool:
+    for event in events:
+        if event.name == "steering_poll" and cfg.steering_mode == "one-at-a-time" and len(event.data["drained"]) > 1:
+            return False
+        if event.name == "follow_up_poll" and cfg.follow_up_mode == "one-at-a-time" and len(event.data["drained"]) > 1:
+            return False
+    return True
+
+
+def _truthful_preflight(cfg: Config, s: OpenClawState, events: Sequence[Event]) -> bool:
+    """Once the blocked call's preflight ran (the call started), its result is the block (or the abort);
+    a steer drained before the call started may still skip it."""
+    index = cfg.blocked_call
+    if index >= len(s.calls) or s.calls[index] == NEW:
+        return True
+    blocked = E.call_id(index)
+    for event in events:
+        data = event.data
+        call = data.get("toolCallId", data.get("id") if data.get("role") == "toolResult" else None)
+        if call == blocked and "text" in data and data["text"] not in (E.BLOCK_TEXT, E.ABORT_TEXT):
+            return False
+    return True
+
+
+def _collect_routes(cfg: Config, events: Sequence[Event]) -> bool:
+    for event in events:
+        if event.name == "followup_drain":
+            items = [item for item in event.data["id"].split("+") if E.is_message_id(item)]
+            if len({route_of(item, cfg.routes) for item in items}) > 1:
+                return False
+    return True
+
+
+def model_properties(cfg: Config, observe: Observe) -> list[Property]:
+    def on_events(check: Callable[[OpenClawState, OpenClawState, Sequence[Event]], bool]):
+        return lambda s, a, t: check(s, t, observe(s, a, t))
+
+    props: list[Property] = [
+        Always("no-cancel-started", step=on_events(lambda s, t, ev: _no_cancel_started(s, ev)),
+               doc="no tool whose implementation started is cancelled by steering"),
+        Always("no-launch-after-drain", step=on_events(lambda s, t, ev: _no_launch_after_drain(s, ev)),
+               doc="once a batch drained a steer, no further tool of that batch starts"),
+        Always("steer-before-launch", step=lambda s, a, t: not (s.steerq and any(
+                   e.name == "tool_execute" for e in observe(s, a, t))),
+               doc="a steer pending at a launch checkpoint suppresses that launch"),
+        Always("one-start-one-end", step=on_events(lambda s, t, ev: _lifecycle_ok(s, ev, in_order=False)),
+               doc="every call gets one start, one end and one result message, in that order, before turn_end"),
+        Always("results-in-source-order", step=on_events(lambda s, t, ev: _lifecycle_ok(s, ev, in_order=True)),
+               doc="tool result messages follow assistant source order"),
+        Always("skip-result-exact", step=on_events(lambda s, t, ev: _skip_exact(ev)),
+               doc=f"a steering skip reads {E.SKIP_TEXT!r} with details {E.SKIP_DETAILS} and never started"),
+        Always("steer-before-next-call", step=on_events(lambda s, t, ev: _steer_before_next_call(t, ev)),
+               doc="a drained steer is appended after the batch's results and before the next model call"),
+        Always("drained-not-lost", step=on_events(lambda s, t, ev: _drained_not_lost(s, ev)),
+               doc="every drained message is injected before agent_end"),
+        Always("one-at-a-time-drain", step=on_events(lambda s, t, ev: _one_at_a_time(cfg, ev)),
+               doc="in one-at-a-time mode each checkpoint drains at most one message"),
+        Always("steer-outranks-stop", step=lambda s, a, t: not (
+                   a.kind == "turn.poll" and s.pending and not s.aborted and t.phase != "next"),
+               doc="a steer drained by the tool batch outranks shouldStopAfterTurn"),
+    ]
+    if cfg.blocked_call >= 0:
+        props.append(Always("truthful-preflight", step=on_events(lambda s, t, ev: _truthful_preflight(cfg, s, ev)),
+                            doc="a call blocked by its preflight keeps its own result, even when steering skips"))
+    if cfg.mode == "collect":
+        props.append(Always("collect-respects-routes", step=on_events(lambda s, t, ev: _collect_routes(cfg, ev)),
+                            doc="collect never coalesces messages of different routes"))
+    if cfg.mode != "interrupt" and cfg.debounce_ms > 0:
+        props.append(Always("followup-waits-debounce",
+                            step=lambda s, a, t: not (a.kind == "gateway.drain" and not s.quiet),
+                            doc="the follow-up queue drains only after the debounce window"))
+    props += _vacuity_guards(cfg)
+    return props
+
+
+def _vacuity_guards(cfg: Config) -> list[Property]:
+    guards: list[Property] = []
+    tools = cfg.calls > 0 and cfg.tool_turns > 0 and cfg.blocked_call < 0
+    steering = cfg.mode == "steer" and cfg.messages > 0
+    if steering and not cfg.codex and tools:
+        guards += [
+            Sometimes("steer-skips-a-call", state=lambda s: s.drained and s.phase == "turn-end",
+                      doc="some tool call is skipped because a steer was drained at its launch checkpoint"),
+            Sometimes("steer-lands-during-tool", state=lambda s: bool(s.steerq) and RUNNING in s.calls,
+                      doc="some steer arrives while a tool implementation runs"),
+        ]
+    if steering and not cfg.codex:
+        guards.append(Sometimes(
+            "steer-injected-mid-run",
+            state=lambda s: s.phase == "llm" and s.llm_calls > 1 and bool(s.hist) and E.is_message_id(s.hist[-1]),
+            doc="a steer is the last message the model sees at a later model call of the run"))
+    if cfg.mode in ("followup", "collect") and cfg.messages > 0:
+        guards.append(Sometimes("followup-run", state=lambda s: s.phase == START and s.prompts != ("p0",),
+                                doc="a queued message runs after the active run ended"))
+    if cfg.mode == "collect" and cfg.messages > 1 and cfg.routes == 1:
+        guards.append(Sometimes("collect-coalesces", state=lambda s: s.phase == START and "+" in s.prompts[0],
+                                doc="several queued messages run as one coalesced follow-up"))
+    if cfg.mode == "interrupt" and cfg.messages > 0:
+        guards.append(Sometimes("interrupt-replaces", state=lambda s: s.phase == IDLE and bool(s.replacement),
+                                doc="an interrupt aborted the run and its message is about to run"))
+    if steering and cfg.codex and cfg.codex_turn_kind == "default" and cfg.messages > 1 and cfg.codex_debounce_ms > 0:
+        guards.append(Sometimes("codex-batches-steers", state=lambda s: any(len(b) > 1 for b in s.inflight),
+                                doc="two messages of one quiet window go to Codex as one turn/steer"))
+    return guards

@@ -1,0 +1,99 @@
+"""`steersim ci`: the check matrix of [tool.steersim], its verdict lines, JSON and JUnit."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from sim.ci import load_matrix
+from sim.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+GOOD = """
+[[tool.steersim.check]]
+model = "teaching"
+grid = { K = [1, 2], P = 1 }
+expect = "ok"
+bugs = ["launch-after-steer"]
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "steersim.toml"
+    path.write_text(text)
+    return path
+
+
+def test_the_projects_own_matrix_passes(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    code = main(["ci", "--config", str(ROOT / "pyproject.toml"), "--json", str(tmp_path / "ci.json"),
+                 "--junit", str(tmp_path / "ci.xml")])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    report = json.loads((tmp_path / "ci.json").read_text())
+    assert report["status"] == "pass" and report["failed"] == 0 and report["cases"] == len(report["results"])
+    assert {r["bug"] for r in report["results"]} >= {None, "lost-at-boundary", "no-skip-result", "launch-after-steer"}
+    assert out.count("PASS ") == report["cases"]
+    suite = ET.parse(tmp_path / "ci.xml").getroot()
+    assert suite.get("tests") == str(report["cases"]) and suite.get("failures") == "0"
+
+
+def test_grid_and_bugs_expand_into_cases(tmp_path: Path) -> None:
+    cases = load_matrix(write(tmp_path, GOOD))
+    assert [(c.params["K"], c.params["P"], c.bug) for c in cases] == [
+        (1, 1, None), (1, 1, "launch-after-steer"), (2, 1, None), (2, 1, "launch-after-steer")]
+    assert cases[1].catcher == "steer-before-launch"
+
+
+def test_a_changed_expectation_fails_with_a_clear_line(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    config = write(tmp_path, GOOD.replace('expect = "ok"', 'expect = "violation"'))
+    code = main(["ci", "--config", str(config), "--json", str(tmp_path / "ci.json"),
+                 "--junit", str(tmp_path / "ci.xml")])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "FAIL  teaching[K=1 P=1]: expected violation, got ok" in out
+    assert "fail: 2 of 4 checks as expected" in out
+    report = json.loads((tmp_path / "ci.json").read_text())
+    assert report["status"] == "fail" and report["failed"] == 2
+    suite = ET.parse(tmp_path / "ci.xml").getroot()
+    assert suite.get("failures") == "2"
+    assert "expected violation, got ok" in suite.find("testcase/failure").get("message")
+
+
+def test_a_bug_caught_by_the_wrong_property_fails(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    config = write(tmp_path, GOOD.replace('bugs = ["launch-after-steer"]',
+                                          'bugs = { launch-after-steer = "one-active-turn" }'))
+    assert main(["ci", "--config", str(config)]) == 1
+    assert "bug=launch-after-steer: expected one-active-turn violated, got one-active-turn holds" in \
+        capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("text", "key"), [
+    ('[tool.steersim]\nchecks = []\n', "tool.steersim.checks"),
+    ('[[tool.steersim.check]]\nmodle = "teaching"\n', "tool.steersim.check[0].modle"),
+    ('[[tool.steersim.check]]\nmodel = "nope"\nexpect = "ok"\n', "tool.steersim.check[0].model"),
+    ('[[tool.steersim.check]]\nmodel = "teaching"\nexpect = "fine"\n', "tool.steersim.check[0].expect"),
+    ('[[tool.steersim.check]]\nmodel = "teaching"\nexpect = "ok"\ngrid = { K = [1, 99] }\n',
+     "tool.steersim.check[0].grid.K"),
+    ('[[tool.steersim.check]]\nmodel = "teaching"\nexpect = "ok"\ngrid = { X = 1 }\n', "tool.steersim.check[0].grid.X"),
+    ('[[tool.steersim.check]]\nmodel = "teaching"\nbugs = ["nope"]\n', "tool.steersim.check[0].bugs.nope"),
+    ('[[tool.steersim.check]]\nmodel = "teaching"\nexpect = "ok"\nmax_states = -1\n',
+     "tool.steersim.check[0].max_states"),
+    ('[[tool.steersim.check]]\nmodel = "teaching"\n', "tool.steersim.check[0]"),
+    ('[project]\nname = "x"\n', "[tool.steersim]"),
+    ('[tool.steersim\n', "not valid TOML"),
+])
+def test_a_malformed_table_is_exit_2_naming_the_key(text: str, key: str, tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture) -> None:
+    assert main(["ci", "--config", str(write(tmp_path, text))]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert key in err
+
+
+def test_a_missing_config_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    assert main(["ci", "--config", str(tmp_path / "absent.toml")]) == 2
+    assert "does not exist" in capsys.readouterr().err

@@ -1,0 +1,128 @@
+"""The Foundry model: the default configuration holds within the budget, every bug variant is caught by
+the property named for it, and the facts and native events say what the spec says they say."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from models.foundry import SPEC
+from models.foundry import events as E
+from models.foundry.bugs import BUG_CATCHERS, BUG_PARAMS, BUGS
+from models.foundry.spec import PACKAGE_QUEUE_CAP
+from sim import CheckOptions, Product, check
+from sim.errors import UsageError
+from sim.model import Event
+from sim.simulator import simulate
+
+OK = ("holds", "reached")
+# A smaller configuration than the default checks a variant or finds a bug in about a second; the bugs
+# that need two inputs waiting at once get room for them.
+SMALL = {"callers": 3, "queue_cap": 1}
+NEEDS_TWO_WAITING = {"lifo-promotion", "no-precancel", "cancel-removes-head"}
+
+
+def verdicts(params=None, bug=None):
+    result = check(SPEC.build(params or {}, bug), CheckOptions(keep_going=True))
+    return result, {p.name: p for p in result.properties}
+
+
+def assert_all_hold(params):
+    result, props = verdicts(params)
+    bad = {name: p.status for name, p in props.items() if p.status not in OK}
+    assert not bad, f"{params}: {bad}"
+    return result
+
+
+def test_default_configuration_holds_within_budget():
+    started = time.monotonic()
+    result = assert_all_hold({})
+    assert time.monotonic() - started < 60
+    assert result.status == "ok"
+    assert result.states <= 30_000
+    names = {p.name for p in result.properties}
+    assert {"fifo", "own-outcome", "cause-first", "if-match", "recovery", "queue-full", "crash-with-queue"} <= names
+
+
+@pytest.mark.parametrize("params", [
+    {"steerable": False},
+    {"surface": "responses"},
+    {"last_input_id_advances_on": "execute"},
+    {"precancel_if_successors": False},
+    {"handler_steps": 2, "crashes": 0},
+    {"explicit_cancel_outcome": "always_cancelled"},
+    {"shutdowns": 1, "crashes": 0, "promote_during_shutdown": True},
+    {"shutdowns": 1, "crashes": 0, "deferred_outcome": "TaskCancelled"},
+])
+def test_variants_of_the_parameters_hold(params):
+    assert_all_hold({**SMALL, **params})
+
+
+@pytest.mark.parametrize("bug", sorted(BUGS))
+def test_each_bug_is_caught_by_its_property(bug):
+    catcher = BUG_CATCHERS[bug]
+    params = {**SMALL, "queue_cap": 2 if bug in NEEDS_TWO_WAITING else 1, **BUG_PARAMS.get(bug, {})}
+    _, props = verdicts(params, bug)
+    assert props[catcher].status == "violated", f"{bug}: {catcher} is {props[catcher].status}"
+    assert props[catcher].counterexample is not None and props[catcher].counterexample.steps
+
+
+def test_every_bug_has_a_catcher_that_the_model_declares():
+    names = {info.name for info in Product(SPEC.build()).property_infos()}
+    assert set(BUG_CATCHERS) == set(BUGS)
+    assert set(BUG_CATCHERS.values()) <= names
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("bug", sorted(BUGS))
+def test_each_bug_is_caught_in_the_default_configuration(bug):
+    _, props = verdicts(BUG_PARAMS.get(bug, {}), bug)
+    assert props[BUG_CATCHERS[bug]].status == "violated"
+
+
+@pytest.mark.slow
+def test_graceful_shutdown_holds():
+    assert_all_hold({"shutdowns": 1})
+
+
+@pytest.mark.slow
+def test_the_package_queue_cap_fills_and_overflows():
+    result = assert_all_hold({"callers": PACKAGE_QUEUE_CAP + 2, "queue_cap": PACKAGE_QUEUE_CAP, "crashes": 0,
+                              "preconditions": False, "queued_cancels": 0, "handler_steps": 0})
+    assert {p.name: p.status for p in result.properties}["queue-full"] == "reached"
+
+
+def test_cancelling_queued_handles_at_shutdown_misreports_inputs_the_next_lifetime_runs():
+    _, props = verdicts({**SMALL, "shutdowns": 1, "crashes": 0, "queued_handle_at_shutdown": "TaskCancelled"})
+    assert props["no-lost-steers"].status == "violated"
+
+
+def test_a_steer_behind_a_running_turn_is_accepted_then_applied_at_its_first_entry():
+    queued = Event("chain", "caller:1", "TaskRun", {"caller": "m1", "input_id": "m1", "is_queued": True})
+    assert [f.name for f in E.facts(queued)] == ["steer.submitted", "steer.accepted"]
+    entry = Event("chain", "handler", "handler.enter", {"input": "m1", "first": True, "queued": True})
+    assert [f.name for f in E.facts(entry)] == ["turn.started", "history.appended", "steer.applied"]
+    again = Event("chain", "handler", "handler.enter", {"input": "m1", "first": False, "queued": True})
+    assert [f.name for f in E.facts(again)] == ["turn.started"]
+
+
+def test_refusals_are_loud_and_name_their_exception():
+    full = Event("chain", "caller:3", "SteeringQueueFull", {"caller": "m3"})
+    assert [str(f) for f in E.facts(full)][-1] == "steer.rejected(id='m3', code='SteeringQueueFull')"
+    locked = Event("host", "caller:1", "http.response", {"caller": "m1", "status": 409, "code": "conversation_locked"})
+    assert E.facts(locked)[-1]["code"] == "conversation_locked"
+
+
+def test_a_simulated_run_is_a_path_that_uses_the_package_vocabulary():
+    run = simulate(SPEC.build(), seed=3, max_steps=200)
+    names = {e.name for step in run.steps for e in step.transition.events}
+    assert not run.violations and run.steps
+    assert names <= {"start", "TaskRun", "SteeringQueueFull", "LastInputIdPreconditionFailed", "TaskConflictError",
+                     "handler.enter", "handler.check", "handler.exit", "TaskRun.result", "TaskRun.cancel",
+                     "process.crash", "process.restart"}
+
+
+def test_a_bad_parameter_is_refused_with_the_allowed_values():
+    with pytest.raises(UsageError, match="accept, execute"):
+        SPEC.build({"last_input_id_advances_on": "never"})

@@ -1,0 +1,99 @@
+"""The openai-ws model: the default configuration is checkable within the budget and every property
+holds; every bug variant is caught by the property named for it; every steering error code is reachable;
+every ambiguity setting keeps the invariants."""
+
+from __future__ import annotations
+
+from collections import deque
+
+import pytest
+
+from models.openai_ws import SPEC
+from models.openai_ws.wire import STEER_ERROR_CODES
+from sim import CheckOptions, check
+from sim.fingerprint import fingerprint
+
+STATE_BUDGET = 30_000
+
+
+def assert_all_hold(result) -> None:
+    bad = {p.name: p.status for p in result.properties if p.status not in ("holds", "reached")}
+    assert result.status == "ok" and not bad, bad
+
+
+def test_default_configuration_holds_within_budget():
+    result = check(SPEC.build(), CheckOptions(keep_going=True))
+    assert_all_hold(result)
+    assert result.states <= STATE_BUDGET
+    assert result.seconds < 60
+    names = {p.name for p in result.properties}
+    assert {f"inv{n:02d}" for n in range(1, 22)} <= {name[:5] for name in names}
+    assert {"client-no-resend-accepted", "client-no-stream-id-on-steer"} <= names
+
+
+# Two bugs multiply the state space; two steers are enough to show them and keep the suite fast.
+SMALLER_FOR_BUG = {"successor-before-terminal": {"steers": 2}, "commit-twice": {"steers": 2}}
+
+
+@pytest.mark.parametrize("bug", sorted(SPEC.bugs))
+def test_bug_is_caught_by_its_property(bug):
+    result = check(SPEC.build(SMALLER_FOR_BUG.get(bug, {}), bug=bug), CheckOptions(keep_going=True))
+    catcher = SPEC.bug_catchers[bug]
+    verdict = {p.name: p for p in result.properties}[catcher]
+    assert verdict.status == "violated"
+    assert verdict.counterexample is not None and verdict.counterexample.steps
+
+
+def reachable_codes(params: dict) -> set[str]:
+    model = SPEC.build(params)
+    seen, frontier, codes = set(), deque(model.init_states()), set()
+    while frontier:
+        state = frontier.popleft()
+        for action in model.actions(state):
+            target = model.next_state(state, action)
+            events = model.observe(state, action, target)
+            codes.update(e.data["error"]["code"] for e in events if e.name == "response.steer.failed")
+            key = fingerprint(target)
+            if key not in seen:
+                seen.add(key)
+                frontier.append(target)
+    return codes
+
+
+def test_every_steer_error_code_is_reachable():
+    codes = reachable_codes({})
+    assert codes == set(STEER_ERROR_CODES) - {"invalid_input", "steering_not_supported"}
+    assert "invalid_input" in reachable_codes({"invalid_input": True, "steers": 1, "reconnects": 0})
+    assert reachable_codes({"steerable": False, "steers": 2}) == {"steering_not_supported"}
+
+
+AMBIGUITY_SETTINGS = [
+    {"batching": "one"},
+    {"interruption": "eager"},
+    {"interruption": "finish"},
+    {"late_steer": "reject"},
+    {"completed_steer": "successor"},
+    {"waiting_steer": "queue"},
+    {"response_failures": True, "failed_parent_code": "successor_creation_failed", "steers": 2},
+    {"sequence_scope": "connection", "stream_ids": "default"},
+    {"steerable": False},
+    {"invalid_input": True, "steers": 2},
+    {"client_tools": 0, "hosted_tools": 2},
+]
+
+
+@pytest.mark.parametrize("params", AMBIGUITY_SETTINGS, ids=lambda p: ",".join(f"{k}={v}" for k, v in p.items()))
+def test_ambiguity_settings_keep_the_invariants(params):
+    assert_all_hold(check(SPEC.build({"steers": 2, **params}), CheckOptions(keep_going=True)))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("params", [{"steers": 4}, {"lanes": 2, "steers": 2}, {"reconnects": 2, "steers": 4}])
+def test_bigger_configurations_hold(params):
+    assert_all_hold(check(SPEC.build(params), CheckOptions(keep_going=True)))
+
+
+def test_every_parameter_is_documented_in_one_line():
+    for param in SPEC.params:
+        assert param.doc and "\n" not in param.doc, param.name
+    assert set(SPEC.bug_catchers) == set(SPEC.bugs)

@@ -1,0 +1,135 @@
+"""The OpenClaw model: the default configuration holds, every bug variant is caught by its property,
+and the hazards the documented semantics leave open show up as the violations they are."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from models.openclaw import BUG_CATCHERS, BUG_SETTINGS, BUGS, SPEC
+from models.openclaw import events as E
+from sim import CheckOptions, check
+from sim.errors import UsageError
+from sim.simulator import simulate
+
+OK_STATUSES = ("holds", "reached")
+
+
+def verdicts(params=None, bug=None):
+    result = check(SPEC.build(params or {}, bug), CheckOptions(keep_going=True))
+    return result, {p.name: p for p in result.properties}
+
+
+def assert_all_hold(params):
+    result, props = verdicts(params)
+    bad = {name: p.status for name, p in props.items() if p.status not in OK_STATUSES}
+    assert not bad, f"{params}: {bad}"
+    return result
+
+
+def test_default_configuration_holds_quickly():
+    started = time.monotonic()
+    result = assert_all_hold({})
+    assert time.monotonic() - started < 60
+    assert result.status == "ok"
+    assert {"steer-before-launch", "no-cancel-started", "steer-skips-a-call"} <= {p.name for p in result.properties}
+
+
+@pytest.mark.parametrize("params", [
+    {"tool_execution": "sequential"},
+    {"steering_mode": "all"},
+    {"follow_up_mode": "all", "agent_follow_ups": 2},
+    {"tool_execution": "sequential", "agent_follow_ups": 1},
+    {"blocked_call": 0},
+    {"blocked_call": 1, "tool_execution": "sequential"},
+    {"mode": "followup"},
+    {"mode": "followup", "debounce_ms": 0},
+    {"mode": "followup", "cap": 1, "drop": "old"},
+    {"mode": "followup", "cap": 1, "drop": "new"},
+    {"mode": "followup", "cap": 1, "drop": "summarize"},
+    {"mode": "collect"},
+    {"mode": "collect", "routes": 2, "messages": 3},
+    {"mode": "interrupt"},
+    {"runtime": "codex", "mode": "followup"},
+    {"runtime": "codex", "codex_turn_kind": "review"},
+    {"messages": 3, "calls": 3},
+])
+def test_configurations_hold(params):
+    assert_all_hold(params)
+
+
+@pytest.mark.parametrize("bug", sorted(BUGS))
+def test_each_bug_is_caught_by_its_property(bug):
+    _result, props = verdicts(BUG_SETTINGS.get(bug, {}), bug)
+    caught = props[BUG_CATCHERS[bug]]
+    assert caught.status == "violated", f"{bug}: {caught.name} is {caught.status}"
+    assert caught.counterexample is not None and caught.counterexample.steps
+    _, clean = verdicts(BUG_SETTINGS.get(bug, {}))
+    assert clean[BUG_CATCHERS[bug]].status == "holds"
+
+
+def test_every_bug_has_a_catcher():
+    assert set(BUG_CATCHERS) == set(BUGS)
+    assert len(BUGS) >= 6
+
+
+@pytest.mark.parametrize(("params", "prop"), [
+    # shouldStopAfterTurn is consulted before polling when the batch drained nothing: a steer queued
+    # behind a one-at-a-time drain, or sent during a text-only turn, is left in the queue.
+    ({"stop_after_turn": True, "tool_execution": "sequential"}, "no-lost-steers"),
+    ({"stop_after_turn": True}, "no-lost-steers"),
+    # stopIfAborted runs after the run-start poll and after a batch drain: the drained steer is dropped.
+    ({"abort": True}, "drained-not-lost"),
+    # a steer accepted while agent_end listeners run is never drained by that run.
+    ({"end_listener_window": True}, "no-lost-steers"),
+    # a steer refused while compacting waits in the follow-up queue and a later one overtakes it.
+    ({"compaction": True}, "ordered-history"),
+    ({"runtime": "codex"}, "ordered-history"),
+])
+def test_documented_semantics_leave_these_hazards(params, prop):
+    _, props = verdicts(params)
+    assert props[prop].status == "violated"
+
+
+def test_one_at_a_time_injects_one_steer_per_boundary():
+    """Spec section 5: with S1 and S2 queued, the next model call ends with S1 only, the one after with S2."""
+    model = SPEC.build({"tool_execution": "sequential", "messages": 2})
+    state = model.init_states()[0]
+    script = ["run.start", "user.message", "user.message", "model.respond"]
+    requests = []
+    for _ in range(40):
+        actions = model.actions(state)
+        if not actions:
+            break
+        wanted = script.pop(0) if script else None
+        action = next(a for a in actions if (wanted is None and a.actor != "user") or a.kind == wanted)
+        requests += [e.data["users"] for e in model.observe(state, action, model.next_state(state, action))
+                     if e.name == "model_request"]
+        state = model.next_state(state, action)
+    assert requests == [["p0"], ["p0", "m1"], ["p0", "m1", "m2"]]
+
+
+def test_skip_text_and_details_are_exact():
+    assert E.SKIP_TEXT == "Skipped due to queued user message."
+    assert E.SKIP_DETAILS == {"status": "skipped", "deniedReason": "steering"}
+
+
+def test_simulation_runs_on_the_explored_graph():
+    model = SPEC.build({"mode": "collect", "messages": 3})
+    for seed in range(5):
+        trace = simulate(model, seed)
+        assert trace.steps
+
+
+def test_bad_parameters_are_refused():
+    with pytest.raises(UsageError):
+        SPEC.build({"mode": "queue"})
+    with pytest.raises(UsageError):
+        SPEC.build({"cap": 0})
+
+
+@pytest.mark.slow
+def test_larger_configurations_hold():
+    assert_all_hold({"messages": 4, "calls": 3, "tool_turns": 2, "tool_execution": "sequential"})
+    assert_all_hold({"messages": 4, "calls": 3, "tool_turns": 2})
