@@ -18,15 +18,16 @@ from array import array
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 import networkx as nx
 
+from sim.checkpoint import load_checkpoint, save_checkpoint
 from sim.fingerprint import fingerprint
 from sim.model import Model
 from sim.paths import Path, replay_indices
 from sim.product import Product, PState, Violation
-from sim.checkpoint import load_checkpoint, save_checkpoint
 from sim.reduction import canonical, has_local_actions, has_symmetry
 
 NO_CLASS = 0xFFFF
@@ -273,7 +274,7 @@ class Explorer:
             for bit, prop in enumerate(self.live):
                 if not prop.goal(state):
                     unmet |= 1 << bit
-                if prop.trigger is None and parent == -1 or prop.trigger is not None and prop.trigger(state):
+                if (prop.trigger is None and parent == -1) or (prop.trigger is not None and prop.trigger(state)):
                     trig |= 1 << bit
             self.unmet.append(unmet)
             self.trigger.append(trig)
@@ -389,13 +390,13 @@ class Explorer:
             start, route = witness
             end = route[-1] if route else start
             cycle = loop.get(end)
-            actions = [self._edge_action(u, v) for u, v in zip([start, *route], route, strict=False)]
+            actions = [self._edge_action(u, v) for u, v in pairwise([start, *route])]
             violation = Violation(prop.name, "the goal never holds on this path: it ends with the goal unmet"
                                   if cycle is None else "the goal never holds on this fair cycle")
             loop_start = None
             if cycle is not None:
                 loop_start = len(self._indices_to(start)) + len(actions)
-                actions += [self._edge_action(u, v) for u, v in zip(cycle, cycle[1:], strict=False)]
+                actions += [self._edge_action(u, v) for u, v in pairwise(cycle)]
             result.status = "violated"
             result.counterexample = self._path(start, more=actions, violation=violation, loop_start=loop_start)
 
@@ -440,7 +441,7 @@ class Explorer:
         """Weak fairness: a component holds a fair cycle unless some fair actor is enabled in every one
         of its states and never acts inside it."""
         taken = 0
-        for u, v, data in graph.subgraph(component).edges(data=True):
+        for _, _, data in graph.subgraph(component).edges(data=True):
             for c in data["classes"]:
                 if c != NO_CLASS:
                     taken |= 1 << c

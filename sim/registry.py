@@ -56,7 +56,7 @@ class Param:
         if isinstance(self.default, int) and not isinstance(self.default, bool):
             if isinstance(value, bool) or not isinstance(value, int):
                 raise UsageError(f"parameter {self.name} takes a whole number, not {value!r}")
-            if self.low is not None and value < self.low or self.high is not None and value > self.high:
+            if (self.low is not None and value < self.low) or (self.high is not None and value > self.high):
                 raise UsageError(f"parameter {self.name}={value} is out of range; use {self.low}..{self.high}")
         if self.choices and value not in self.choices:
             raise UsageError(f"parameter {self.name}={value!r} is not one of: {', '.join(self.choices)}")

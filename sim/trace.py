@@ -151,7 +151,8 @@ def read_trace(path: str | Path) -> Trace:
             steps.append(TraceStep(int(row["i"]), row.get("t"), action, list(row["events"]), list(row["facts"]),
                                    str(row["state"]), list(row.get("violations", []))))
         except (KeyError, TypeError, ValueError) as bad:
-            raise TraceError(f"trace {name!r} line {number} is not a trace step ({type(bad).__name__}: {bad})") from None
+            reason = f"{type(bad).__name__}: {bad}"
+            raise TraceError(f"trace {name!r} line {number} is not a trace step ({reason})") from None
         if steps[-1].i != offset:
             raise TraceError(f"trace {name!r} line {number} is step {steps[-1].i}, expected step {offset}")
     return Trace(header["model"], header["params"], header.get("bug"), header.get("seed"), header.get("timing"),
@@ -197,9 +198,9 @@ def replay(trace: Trace) -> ReplayResult:
                                 "state (fingerprint differs)", violations)
         violations.extend(transition.violations)
         state = transition.target
-    if trace.end == "quiescent" or (trace.end == "violation" and trace.violations):
-        if not product.successors(state):
-            violations.extend(product.end_violations(state))
+    ended = trace.end == "quiescent" or (trace.end == "violation" and trace.violations)
+    if ended and not product.successors(state):
+        violations.extend(product.end_violations(state))
     return ReplayResult(True, len(trace.steps), f"{len(trace.steps)} steps reproduced", violations)
 
 

@@ -4,14 +4,13 @@ caught by the property it names, with a shortest counterexample (compared with a
 from __future__ import annotations
 
 import pytest
+from test_explorer import shortest_violation_depth
 
 from sim import CheckOptions, check
 from sim.fingerprint import fingerprint
-from sim.simulator import Simulator
 from sim.product import Product
 from sim.registry import available_models
-
-from test_explorer import shortest_violation_depth
+from sim.simulator import Simulator
 
 SPECS = available_models()
 BUGS = [(name, bug) for name, spec in SPECS.items() for bug in spec.bugs]

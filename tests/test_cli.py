@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -32,7 +33,7 @@ def test_simulate_reports_are_byte_identical_and_seed_sensitive(tmp_path, capsys
 
 @pytest.mark.parametrize("bug", sorted(TEACHING.bugs))
 def test_simulate_catches_every_bug_and_writes_its_trace(tmp_path, capsys, bug):
-    code, out, _ = run_cli(capsys, "simulate", "teaching", "--bug", bug, "--seeds", "0..999",
+    code, _, _ = run_cli(capsys, "simulate", "teaching", "--bug", bug, "--seeds", "0..999",
                            "--json", str(tmp_path / "r.json"), "--out", str(tmp_path / "traces"))
     assert code == 1
     report = json.loads((tmp_path / "r.json").read_text())
@@ -40,7 +41,7 @@ def test_simulate_catches_every_bug_and_writes_its_trace(tmp_path, capsys, bug):
     row = next(p for p in report["properties"] if p["name"] == catcher)
     assert row["status"] == "violated"
     trace_path = report["first_counterexample"]["trace"]
-    lines = [json.loads(line) for line in open(trace_path)]
+    lines = [json.loads(line) for line in Path(trace_path).read_text().splitlines()]
     shown = [v["property"] for line in lines for v in line.get("violations", [])]
     assert shown, "the trace shows the violated invariant"
     code, out, _ = run_cli(capsys, "replay", trace_path)
@@ -82,7 +83,7 @@ def test_check_exit_codes_and_reports(tmp_path, capsys):
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(capsys, argv, words):
-    code, out, err = run_cli(capsys, *argv)
+    code, _, err = run_cli(capsys, *argv)
     assert code == 2
     assert words in err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err

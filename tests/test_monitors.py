@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sim import facts as F
-from sim.monitors import NoLostSteers, OneActiveTurn, OrderedHistory, PairedToolResults, MonitorViolation
+from sim.monitors import MonitorViolation, NoLostSteers, OneActiveTurn, OrderedHistory, PairedToolResults
 
 
 def run(monitor, stream):
