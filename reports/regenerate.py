@@ -34,7 +34,8 @@ HERE = Path(__file__).resolve().parent
 
 @dataclass(frozen=True)
 class BugChoice:
-    """The bug variant whose report teaches most, with the parameters under which it shows."""
+    """The bug variant whose report teaches most, with parameters beyond the model's own `bug_params`
+    that make its report clearer."""
 
     bug: str
     params: Mapping[str, Any] = field(default_factory=dict)
@@ -108,7 +109,7 @@ def report_model(spec: ModelSpec, out: Path) -> list[str]:
         _note(f"{spec.name}: no bug variant to report")
         return lines
     folder = f"{spec.name}--{choice.bug}"
-    params = spec.resolve(dict(choice.params))
+    params = spec.resolve(dict(choice.params), choice.bug)
     result = write_report(spec, params, choice.bug, out / folder)
     violated = [p for p in result.properties if p.status == "violated" and p.counterexample is not None]
     lines.append(f"- [`{folder}/{REPORT_FILE}`]({folder}/{REPORT_FILE}): bug `{choice.bug}` "
@@ -177,7 +178,8 @@ def available_models_tolerant() -> dict[str, ModelSpec]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python reports/regenerate.py", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python reports/regenerate.py", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("models", nargs="*", help="models to regenerate (default: every model)")
     parser.add_argument("--out", type=Path, default=HERE, help="output folder (default: this folder)")
     args = parser.parse_args(argv)

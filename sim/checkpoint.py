@@ -20,8 +20,8 @@ from sim.errors import UsageError
 VERSION = 1
 SEARCH_STATE = (
     "parents", "action_index", "depths", "visited", "results", "transitions", "max_depth", "notes", "live_names",
-    "track_graph", "index_of", "unmet", "trigger", "terminal", "enabled", "edge_src", "edge_dst", "edge_class",
-    "classes", "maybe_cyclic", "por", "symmetry",
+    "track_graph", "unmet", "trigger", "terminal", "enabled", "edge_src", "edge_dst", "edge_class",
+    "classes", "por", "symmetry", "packer",
 )
 SHAPING_OPTIONS = ("strategy", "max_depth", "keep_going", "liveness", "liveness_limit", "por", "symmetry")
 

@@ -36,8 +36,8 @@ LINE = 0.25  # inches per text line
 TITLE_LINE = 0.2  # inches per line of the (wrapped) title
 MARGIN = 3.0  # inches of step / time / action columns
 TRACK = 0.34  # inches per steer track
-LANE = 1.75  # inches between lifelines at least (more when there are few lanes)
-LANES_WIDTH = 4.5  # inches the lifelines spread over when a few lanes leave room
+LANE = 1.75  # inches between lifelines at least (more where the labels between them need it)
+MAX_SPAN = 4.2  # inches a label may widen the space between two lifelines at most
 RIGHT = 1.9  # inches after the last lifeline, for the labels that lean right
 MIN_WIDTH = 8.5
 SMALL, NORMAL = 7.0, 8.0
@@ -136,16 +136,31 @@ def diagram_svg(source: Trace | Path, salt: str, model: Model | None = None, **o
     return inline_svg(timing_diagram(source, model, **options), salt)
 
 
+def lane_positions(plan: Layout, first: float) -> dict[str, float]:
+    """Lifelines at least LANE apart, pushed further apart until every message label fits centred
+    between its two lanes (up to MAX_SPAN). Taking the labels in order of their right-hand lane and
+    shifting that lane and all after it keeps every label already placed satisfied, so one pass does."""
+    index = {lane: k for k, lane in enumerate(plan.lanes)}
+    xs = [first + LANE * k for k in range(len(plan.lanes))]
+    needs = sorted((max(index[a.source], index[a.target]), min(index[a.source], index[a.target]),
+                    min(MAX_SPAN, len(arrow_label(a)) * CHAR_WIDTH + 0.3))
+                   for a in plan.arrows if a.source != a.target)
+    for right, left, width in needs:
+        short = width - (xs[right] - xs[left])
+        if short > 0:
+            for k in range(right, len(xs)):
+                xs[k] += short
+    return dict(zip(plan.lanes, xs, strict=True))
+
+
 class _Canvas:
     """Inches on the page, y growing downwards, lines converted to inches."""
 
     def __init__(self, plan: Layout) -> None:
         self.plan = plan
         self.track_x0 = MARGIN + 0.15
-        lane = max(LANE, LANES_WIDTH / max(1, len(plan.lanes) - 1)) if len(plan.lanes) > 1 else LANE
-        lanes_x0 = self.track_x0 + TRACK * len(plan.steers) + 0.25 + min(lane, LANE) / 2
-        self.lane_x = {name: lanes_x0 + k * lane for k, name in enumerate(plan.lanes)}
-        last = lanes_x0 + lane * max(0, len(plan.lanes) - 1)
+        self.lane_x = lane_positions(plan, self.track_x0 + TRACK * len(plan.steers) + 0.25 + LANE / 2)
+        last = max(self.lane_x.values(), default=self.track_x0)
         self.width = max(MIN_WIDTH, last + RIGHT, *(self._label_end(arrow) + 0.2 for arrow in plan.arrows))
         self.title_lines = textwrap.wrap(plan.title, max(40, int((self.width - 0.3) / 0.088)))
         self.legend_y = 0.12 + TITLE_LINE * len(self.title_lines) + 0.15

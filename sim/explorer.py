@@ -1,14 +1,15 @@
 """The explorer: exhaustive search of a model's product with the fact monitors.
 
 Breadth-first by default, so the first counterexample found for a safety property is a shortest one.
-The visited set holds 64-bit fingerprints, and three flat arrays hold, per discovered state, its
-parent's discovery index, the index of the action that reached it and its depth; states themselves
-live only in the frontier. Counterexamples are rebuilt by re-executing the action path (`sim.paths`).
+A numpy hash table maps each state's 64-bit fingerprint to its discovery index, and flat arrays hold,
+per index, the parent's index, the index of the action that reached it and its depth. States live only
+in the frontier, packed (`sim.visited`). Counterexamples are rebuilt by re-executing the action path
+(`sim.paths`).
 
 Liveness (`Eventually`, leads-to under weak fairness) needs the graph: while the run stays under
-`liveness_limit` states the explorer also keeps a fingerprint -> index map, the edges between states
-where some goal is unmet, and each such state's enabled fair actors; afterwards networkx finds the
-strongly connected components. Above the limit liveness is reported as unknown, with the reason.
+`liveness_limit` states the explorer also keeps, per state, which goals are unmet, which triggers hold
+and which fair actors are enabled, and the edges between unmet states; `sim.liveness` then decides each
+property from those arrays. Above the limit liveness is reported as unknown, with the reason.
 """
 
 from __future__ import annotations
@@ -21,16 +22,16 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
 
-import networkx as nx
+import numpy as np
 
 from sim.checkpoint import load_checkpoint, save_checkpoint
 from sim.fingerprint import fingerprint
+from sim.liveness import NO_CLASS, find_lasso
 from sim.model import Model
 from sim.paths import Path, replay_indices
 from sim.product import Product, PState, Violation
 from sim.reduction import canonical, has_local_actions, has_symmetry
-
-NO_CLASS = 0xFFFF
+from sim.visited import FingerprintTable, PackedStates
 
 
 @dataclass
@@ -92,12 +93,15 @@ class Explorer:
     """One exhaustive run over a model. Use `check(model, options)`."""
 
     def __init__(self, model: Model, options: CheckOptions) -> None:
+        self.model = model
         self.product = Product(model)
         self.options = options
+        self.visited = FingerprintTable()
         self.parents = array("q")
         self.action_index = array("H")
         self.depths = array("I")
-        self.visited: set[int] | dict[int, int] = set()
+        self.terminal = bytearray()
+        self.packer = PackedStates()
         self.results = {info.name: PropertyResult(info.name, info.kind, "unknown", info.doc)
                         for info in self.product.property_infos()}
         self.transitions = 0
@@ -106,19 +110,19 @@ class Explorer:
         self.notes: list[str] = []
         self.live = self.product.liveness if options.liveness else ()
         self.live_names = [p.name for p in self.live]
+        if len(self.live) > 8:
+            raise ValueError("at most 8 eventually-properties can be checked in one run")
+        if not options.liveness and self.product.liveness:
+            self.notes.append("liveness not checked: turned off by the caller")
+        # the liveness graph, kept while track_graph holds
         self.track_graph = bool(self.live)
-        self.index_of: dict[int, int] = {}
         self.unmet = bytearray()  # per state: bit k set when liveness goal k does not hold
         self.trigger = bytearray()  # per state: bit k set when liveness trigger k holds
-        self.terminal = bytearray()
-        self.enabled: dict[int, int] = {}  # state index -> bitmask of enabled fair classes
+        self.enabled = array("Q")  # per state: bit c set when fair actor c can act
         self.edge_src = array("I")
         self.edge_dst = array("I")
         self.edge_class = array("H")
         self.classes: dict[str, int] = {}
-        # an edge between unmet states that does not go one level deeper: only then can the unmet part
-        # of the graph have a cycle (every edge of a BFS tree goes one level deeper)
-        self.maybe_cyclic = options.strategy != "bfs"
         self.por = options.por and has_local_actions(model)
         if options.por and not self.por:
             self.notes.append("partial-order reduction off: the model declares no local actions (is_local)")
@@ -131,34 +135,28 @@ class Explorer:
         self.symmetry = options.symmetry and has_symmetry(model)
         if options.symmetry and not self.symmetry:
             self.notes.append("symmetry reduction off: the model declares no symmetry")
-        self.model = model
         self.judged = (*(p.state for p in self.product.sometimes), *(p.state for p in self.product.state_props))
-        if not options.liveness and self.product.liveness:
-            self.notes.append("liveness not checked: turned off by the caller")
-        if self.track_graph:
-            self.visited = self.index_of
-        if len(self.live) > 8:
-            raise ValueError("at most 8 eventually-properties can be checked in one run")
 
     # ------------------------------------------------------------------ search
     def run(self, resumed: deque | None = None, seconds_before: float = 0.0) -> CheckResult:
         """Search from the initial states, or continue a checkpoint's frontier (`resumed`)."""
         started = time.monotonic() - seconds_before
         product, opts = self.product, self.options
-        frontier: deque[tuple[int, PState, int]] = deque() if resumed is None else resumed
+        frontier: deque[tuple[int, Any, int]] = deque() if resumed is None else resumed
         for k, init in enumerate(product.init_states() if resumed is None else ()):
             fp = self._fingerprint(init)
             if fp in self.visited:
                 continue
             index = self._add(fp, -1, k, 0, init)
             self._judge_state(index, init, None)
-            frontier.append((index, init, 0))
+            frontier.append((index, self.packer.pack(init), 0))
         pop = frontier.popleft if opts.strategy == "bfs" else frontier.pop
         next_report = time.monotonic() + opts.progress_interval
         next_checkpoint = time.monotonic() + opts.checkpoint_every
         check_every = 0
         while frontier and not self._stopped():
-            index, state, depth = pop()
+            index, packed, depth = pop()
+            state = self.packer.unpack(packed)
             if opts.max_depth is not None and depth >= opts.max_depth:
                 if product.actions(state):
                     self.incomplete_reason = f"depth limit {opts.max_depth} reached"
@@ -181,11 +179,10 @@ class Explorer:
                     save_checkpoint(opts.checkpoint, self, frontier, now - started)
                     next_checkpoint = time.monotonic() + opts.checkpoint_every
         if frontier and self.incomplete_reason is None and not self._violated_and_stopping():
-            self.incomplete_reason = self.incomplete_reason or f"state limit {opts.max_states} reached"
-        complete = not frontier and self.incomplete_reason is None
-        if complete:
+            self.incomplete_reason = f"state limit {opts.max_states} reached"
+        if not frontier and self.incomplete_reason is None:
             self._finish_complete()
-        elif self.incomplete_reason and self.live:
+        elif self.incomplete_reason and self.live and self.track_graph:
             self.notes.append(f"liveness not checked: {self.incomplete_reason}")
         seconds = time.monotonic() - started
         if opts.progress is not None:
@@ -200,7 +197,7 @@ class Explorer:
         here and leads to a new state (the cycle proviso); None when the state must be fully expanded."""
         model, product = self.model, self.product
         for k, action in enumerate(actions):
-            if not model.is_local(action):
+            if not model.is_local(action):  # type: ignore[attr-defined]
                 continue
             transition = product.step(state, action)
             if transition is None or transition.facts or transition.violations:
@@ -216,52 +213,46 @@ class Explorer:
 
     def _expand(self, index: int, state: PState, depth: int, frontier: deque) -> None:
         product = self.product
-        track = self.track_graph
-        any_successor = False
+        visited = self.visited
         enabled_mask = 0
         actions = list(product.actions(state))
-        ample = self._ample(state, actions) if self.por else None
-        if ample is None:
-            ample = []
+        steps = self._ample(state, actions) if self.por else None
+        if steps is None:
+            steps = []
             for k, action in enumerate(actions):
                 transition = product.step(state, action)
                 if transition is not None:
-                    ample.append((k, transition, None))
-        for k, transition, fp in ample:
-            action = transition.action
-            any_successor = True
+                    steps.append((k, transition, None))
+        for k, transition, fp in steps:
             self.transitions += 1
             target = transition.target
             if transition.violations:
                 self._record_violations(index, k, transition.violations)
             if fp is None:
                 fp = self._fingerprint(target)
-            if track:
-                cls = self._class_of(action)
-                if cls != NO_CLASS:
-                    enabled_mask |= 1 << cls
-                target_index = self.index_of.get(fp)
-            if fp not in self.visited:
+            target_index = visited.get(fp)
+            if target_index < 0:
                 target_index = self._add(fp, index, k, depth + 1, target)
                 self._judge_state(target_index, target, (index, k))
-                frontier.append((target_index, target, depth + 1))
-            if track and self.unmet[index] & self.unmet[target_index]:
-                if self.depths[target_index] <= depth:
-                    self.maybe_cyclic = True
-                self.edge_src.append(index)
-                self.edge_dst.append(target_index)
-                self.edge_class.append(cls)
-        if not any_successor:
+                frontier.append((target_index, self.packer.pack(target), depth + 1))
+            if self.track_graph:
+                cls = self._class_of(transition.action)
+                if cls != NO_CLASS:
+                    enabled_mask |= 1 << cls
+                if self.unmet[index] & self.unmet[target_index]:
+                    self.edge_src.append(index)
+                    self.edge_dst.append(target_index)
+                    self.edge_class.append(cls)
+        if not steps:
             self.terminal[index] = 1
             for violation in product.end_violations(state):
                 self._record_violation_at(index, violation)
-        elif track and self.unmet[index]:
+        if self.track_graph:
             self.enabled[index] = enabled_mask
 
     def _add(self, fp: int, parent: int, action: int, depth: int, state: PState) -> int:
         index = len(self.parents)
-        if not self.track_graph:
-            self.visited.add(fp)  # type: ignore[union-attr]
+        self.visited.add(fp, index)
         self.parents.append(parent)
         self.action_index.append(action)
         self.depths.append(depth)
@@ -269,7 +260,6 @@ class Explorer:
         if depth > self.max_depth:
             self.max_depth = depth
         if self.track_graph:
-            self.index_of[fp] = index
             unmet = trig = 0
             for bit, prop in enumerate(self.live):
                 if not prop.goal(state):
@@ -278,16 +268,15 @@ class Explorer:
                     trig |= 1 << bit
             self.unmet.append(unmet)
             self.trigger.append(trig)
+            self.enabled.append(0)
             if index + 1 > self.options.liveness_limit:
                 self._drop_graph(f"more than {self.options.liveness_limit:,} states (--liveness-limit)")
         return index
 
     def _drop_graph(self, reason: str) -> None:
         self.track_graph = False
-        self.visited = set(self.index_of)
-        self.index_of = {}
+        self.unmet, self.trigger, self.enabled = bytearray(), bytearray(), array("Q")
         self.edge_src, self.edge_dst, self.edge_class = array("I"), array("I"), array("H")
-        self.enabled = {}
         self.notes.append(f"liveness not checked: {reason}")
 
     def _class_of(self, action: Any) -> int:
@@ -338,18 +327,21 @@ class Explorer:
         max_states = self.options.max_states
         return max_states is not None and len(self.parents) >= max_states
 
-    def _path(self, index: int, extra: int | None = None, violation: Violation | None = None,
-              more: list[int] | None = None, loop_start: int | None = None) -> Path:
+    def _indices_to(self, index: int) -> tuple[int, list[int]]:
+        """The initial state's number and the action indices leading from it to state `index`."""
         indices = []
         while self.parents[index] != -1:
             indices.append(self.action_index[index])
             index = self.parents[index]
-        init = self.action_index[index]
         indices.reverse()
+        return self.action_index[index], indices
+
+    def _path(self, index: int, extra: int | None = None, violation: Violation | None = None,
+              more: list[int] | None = None, loop_start: int | None = None) -> Path:
+        init, indices = self._indices_to(index)
         if extra is not None:
             indices.append(extra)
-        if more:
-            indices.extend(more)
+        indices.extend(more or ())
         return replay_indices(self.product, init, indices, loop_start, violation)
 
     def _finish_complete(self) -> None:
@@ -360,158 +352,43 @@ class Explorer:
                 result.status = "unreached"
         if self.track_graph:
             self._check_liveness()
-        elif self.live and not any("liveness not checked" in n for n in self.notes):
-            self.notes.append("liveness not checked")
 
     # ------------------------------------------------------------------ liveness
     def _check_liveness(self) -> None:
-        sources = self.edge_src
-        targets = self.edge_dst
-        labels = self.edge_class
+        unmet = np.frombuffer(bytes(self.unmet), dtype=np.uint8)
+        trigger = np.frombuffer(bytes(self.trigger), dtype=np.uint8)
+        terminal = np.frombuffer(bytes(self.terminal), dtype=np.uint8).astype(bool)
+        enabled = np.frombuffer(self.enabled, dtype=np.uint64)
+        depths = np.frombuffer(self.depths, dtype=np.uint32)
+        src = np.frombuffer(self.edge_src, dtype=np.uint32).astype(np.int64)
+        dst = np.frombuffer(self.edge_dst, dtype=np.uint32).astype(np.int64)
+        cls = np.frombuffer(self.edge_class, dtype=np.uint16)
         for bit, prop in enumerate(self.live):
+            mask = np.uint8(1 << bit)
+            lasso = find_lasso((unmet & mask).astype(bool), (trigger & mask).astype(bool), terminal, enabled,
+                               depths, src, dst, cls)
             result = self.results[prop.name]
-            mask = 1 << bit
-            if not self.maybe_cyclic and self._acyclic_verdict(prop, mask):
-                continue
-            graph = nx.DiGraph()
-            graph.add_nodes_from(i for i, u in enumerate(self.unmet) if u & mask)
-            for s, t, c in zip(sources, targets, labels, strict=True):
-                if self.unmet[s] & mask and self.unmet[t] & mask:
-                    if graph.has_edge(s, t):
-                        graph[s][t]["classes"].add(c)
-                    else:
-                        graph.add_edge(s, t, classes={c})
-            bad, loop = self._bad_nodes(graph)
-            starts = [i for i in graph.nodes if self.trigger[i] & mask]
-            witness = self._reach_bad(graph, starts, bad)
-            if witness is None:
+            if lasso is None:
                 result.status = "holds"
                 continue
-            start, route = witness
-            end = route[-1] if route else start
-            cycle = loop.get(end)
-            actions = [self._edge_action(u, v) for u, v in pairwise([start, *route])]
-            violation = Violation(prop.name, "the goal never holds on this path: it ends with the goal unmet"
-                                  if cycle is None else "the goal never holds on this fair cycle")
+            actions = [self._edge_action(u, v) for u, v in pairwise([lasso.start, *lasso.route])]
             loop_start = None
-            if cycle is not None:
-                loop_start = len(self._indices_to(start)) + len(actions)
-                actions += [self._edge_action(u, v) for u, v in pairwise(cycle)]
+            if lasso.cycle is not None:
+                loop_start = len(self._indices_to(lasso.start)[1]) + len(actions)
+                actions += [self._edge_action(u, v) for u, v in pairwise(lasso.cycle)]
+                message = "the goal never holds on this fair cycle"
+            else:
+                message = "the goal never holds on this path: it ends with the goal unmet"
             result.status = "violated"
-            result.counterexample = self._path(start, more=actions, violation=violation, loop_start=loop_start)
-
-    def _acyclic_verdict(self, prop: Any, mask: int) -> bool:
-        """When the unmet part of the graph is acyclic and every unmet dead end is itself a trigger
-        state, the verdict needs no graph: the property fails exactly at the shallowest such dead end.
-        Returns False when that shortcut does not apply."""
-        dead_ends = [i for i, u in enumerate(self.unmet) if u & mask and self.terminal[i]]
-        if any(not self.trigger[i] & mask for i in dead_ends):
-            return False
-        result = self.results[prop.name]
-        if not dead_ends:
-            result.status = "holds"
-            return True
-        worst = min(dead_ends, key=lambda i: (self.depths[i], i))
-        result.status = "violated"
-        result.counterexample = self._path(
-            worst, violation=Violation(prop.name, "the goal never holds on this path: it ends with the goal unmet"))
-        return True
-
-    def _bad_nodes(self, graph: nx.DiGraph) -> tuple[set[int], dict[int, list[int]]]:
-        """Terminal states with the goal unmet, and the states of fair non-trivial SCCs. Each fair
-        SCC is entered at its smallest state, where a fair cycle through it begins (`loops`)."""
-        bad = {n for n in graph.nodes if self.terminal[n]}
-        loops: dict[int, list[int]] = {}
-        self._entry: dict[int, int] = {}
-        for component in nx.strongly_connected_components(graph):
-            if len(component) == 1:
-                (node,) = component
-                if not graph.has_edge(node, node):
-                    continue
-            if not self._fair(graph, component):
-                continue
-            entry = min(component)
-            loops[entry] = self._fair_cycle(graph.subgraph(component), entry)
-            bad.update(component)
-            for node in component:
-                self._entry[node] = entry
-        return bad, loops
-
-    def _fair(self, graph: nx.DiGraph, component: set[int]) -> bool:
-        """Weak fairness: a component holds a fair cycle unless some fair actor is enabled in every one
-        of its states and never acts inside it."""
-        taken = 0
-        for _, _, data in graph.subgraph(component).edges(data=True):
-            for c in data["classes"]:
-                if c != NO_CLASS:
-                    taken |= 1 << c
-        always_enabled = -1
-        for node in component:
-            always_enabled &= self.enabled.get(node, 0)
-        return always_enabled & ~taken == 0
-
-    def _fair_cycle(self, sub: nx.DiGraph, node: int) -> list[int]:
-        """A cycle from `node` back to itself that takes an edge of every fair class acting in the
-        component, so the printed lasso is itself fair."""
-        needed: dict[int, tuple[int, int]] = {}
-        for u, v, data in sorted(sub.edges(data=True)):
-            for c in sorted(data["classes"]):
-                if c != NO_CLASS and c not in needed:
-                    needed[c] = (u, v)
-        cycle = [node]
-        here = node
-        for u, v in needed.values():
-            cycle += nx.shortest_path(sub, here, u)[1:] + [v]
-            here = v
-        if here != node or len(cycle) == 1:
-            if here == node:
-                succ = min(sub.successors(node))
-                cycle.append(succ)
-                here = succ
-            cycle += nx.shortest_path(sub, here, node)[1:]
-        return cycle
-
-    def _reach_bad(self, graph: nx.DiGraph, starts: list[int], bad: set[int]) -> tuple[int, list[int]] | None:
-        if not bad or not starts:
-            return None
-        reverse_reach: dict[int, int | None] = {}
-        queue = deque()
-        for node in sorted(bad):
-            reverse_reach[node] = None
-            queue.append(node)
-        while queue:
-            node = queue.popleft()
-            for pred in graph.predecessors(node):
-                if pred not in reverse_reach:
-                    reverse_reach[pred] = node
-                    queue.append(pred)
-        candidates = [s for s in starts if s in reverse_reach]
-        if not candidates:
-            return None
-        start = min(candidates, key=lambda s: (self.depths[s], s))
-        route = []
-        node = start
-        while reverse_reach[node] is not None:
-            node = reverse_reach[node]
-            route.append(node)
-        entry = self._entry.get(node)
-        if entry is not None and entry != node:
-            route += nx.shortest_path(graph, node, entry)[1:]
-        return start, route
-
-    def _indices_to(self, index: int) -> list[int]:
-        out = []
-        while self.parents[index] != -1:
-            out.append(self.action_index[index])
-            index = self.parents[index]
-        return out
+            result.counterexample = self._path(lasso.start, more=actions, loop_start=loop_start,
+                                               violation=Violation(prop.name, message))
 
     def _edge_action(self, u: int, v: int) -> int:
         """The index of an action leading from state u to state v (re-executes u's successors)."""
         state = self._path(u).states[-1]
         for k, action in enumerate(self.product.actions(state)):
             transition = self.product.step(state, action)
-            if transition is not None and self.index_of.get(self._fingerprint(transition.target)) == v:
+            if transition is not None and self.visited.get(self._fingerprint(transition.target)) == v:
                 return k
         raise RuntimeError("liveness edge not found on re-execution")
 
@@ -523,8 +400,7 @@ class Explorer:
 
     def _result(self, seconds: float) -> CheckResult:
         props = list(self.results.values())
-        violated = any(r.status in ("violated", "unreached") for r in props)
-        if violated:
+        if any(r.status in ("violated", "unreached") for r in props):
             status = "violation"
         elif self.incomplete_reason is not None or any(r.status == "unknown" for r in props if r.kind != "eventually"):
             status = "incomplete"

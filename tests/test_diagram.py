@@ -11,7 +11,17 @@ from pathlib import Path
 import pytest
 
 from sim.cli import main
-from sim.diagram import diagram_svg, fact_origins, save_diagram, timing_diagram
+from sim.diagram import (
+    CHAR_WIDTH,
+    LANE,
+    MAX_SPAN,
+    arrow_label,
+    diagram_svg,
+    fact_origins,
+    lane_positions,
+    save_diagram,
+    timing_diagram,
+)
 from sim.draw.layout import MAX_SHOWN, lane_order, layout
 from sim.draw.style import figure_bytes
 from sim.explorer import CheckOptions, check
@@ -227,3 +237,17 @@ def test_a_liveness_loop_is_marked_where_it_starts() -> None:
     plan = layout(synthetic_long_trace(6), loop_start=3)
     assert [row.index for row in plan.steps if row.loop_start] == [3]
     assert any("repeats forever" in note for note in plan.notes)
+
+
+def test_lanes_spread_until_every_label_fits_between_its_lanes() -> None:
+    trace = synthetic_long_trace(5)
+    trace.steps[2].events = [{"source": "tool:x", "target": "agent", "name": "a.very.long.event.name",
+                              "data": {"payload": "x" * 30}}]
+    plan = layout(trace)
+    xs = lane_positions(plan, 0.0)
+    for arrow in plan.arrows:
+        if arrow.source != arrow.target:
+            need = min(MAX_SPAN, len(arrow_label(arrow)) * CHAR_WIDTH + 0.3)
+            assert abs(xs[arrow.target] - xs[arrow.source]) >= need - 1e-9
+    gaps = [b - a for a, b in pairwise(xs[lane] for lane in plan.lanes)]
+    assert min(gaps) >= LANE - 1e-9

@@ -3,15 +3,17 @@ seeds (with a per-outcome report), and a deliberately wrong client that the clie
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
 import pytest
 
-from models.openai_ws.example_runs import run_examples, write_example_report
-from models.openai_ws.serve import main
+from models.openai_ws.example_runs import run_example, run_examples, write_example_report
+from models.openai_ws.serve import ReplayedChoices, main
 from models.openai_ws.session import SERVE_DEFAULTS
 from sim.errors import UsageError
+from sim.trace import read_trace
 
 SEED_EXAMPLE = Path(__file__).resolve().parent.parent.parent / "shared" / "spec" / "openai-seed-example.py"
 
@@ -106,6 +108,15 @@ def test_a_client_that_resends_after_pending_is_caught(tmp_path):
     assert caught, [(run.seed, run.outcome, run.findings) for run in runs]
     for run in runs:
         assert {f["kind"] for f in run.findings} <= {"obligation"}, run.findings
+
+
+def test_a_recorded_session_replays_against_the_same_client(seed_example, tmp_path):
+    trace = tmp_path / "session.jsonl"
+    recorded = asyncio.run(run_example(seed_example, 2, record=trace))
+    steps = [step.action for step in read_trace(trace).steps]
+    replayed = asyncio.run(run_example(seed_example, 2, choices=ReplayedChoices(steps)))
+    assert replayed.actions == recorded.actions
+    assert (replayed.outcome, replayed.result) == (recorded.outcome, recorded.result)
 
 
 def test_usage_errors():

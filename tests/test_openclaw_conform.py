@@ -56,7 +56,7 @@ def records_of_canonical_run() -> list[dict]:
         *message("user", "m2"), {"ev": "model_request", "llmCall": 3, "users": ["p0", "m1", "m2"]},
         *assistant(3, []), agent("turn_end", toolResults=[]), {"ev": "steering_poll", "drained": []},
         {"ev": "follow_up_poll", "drained": []}, {"ev": "steering_poll", "drained": []}, agent("agent_end"),
-        {"ev": "settled", "queued": []},
+        {"ev": "settled", "queued": [], "followUps": []},
     ]
 
 
@@ -80,7 +80,7 @@ def test_a_steer_left_in_the_queue_is_a_monitor_finding():
     records = [r for r in records_of_canonical_run() if r["ev"] != "steer"]
     records = [{**r, "drained": []} if r["ev"] == "steering_poll" else r for r in records]
     records.insert(-1, {"ev": "steer", "id": "m1"})
-    records[-1] = {"ev": "settled", "queued": ["m1"]}
+    records[-1] = {"ev": "settled", "queued": ["m1"], "followUps": []}
     findings = judge(scenario, {"name": scenario.name, "records": records, "error": None})
     assert any(f.property == "no-lost-steers" and f.kind == "monitor" for f in findings)
 
@@ -122,7 +122,8 @@ def test_conform_writes_findings_and_exits_1(tmp_path):
     names = ["par-one-k2/m1@agent_end:#1", "seq-one-k2/m1@tool_execute:c0#1"]
     out = tmp_path / "findings.json"
     selection = [arg for name in names for arg in ("--scenario", name)]
-    code = conform.main(["--steers", "1", *selection, "--json", str(out), "--report", str(tmp_path / "report")])
+    code = conform.main(["--steers", "1", "--jobs", "1", *selection, "--json", str(out),
+                         "--report", str(tmp_path / "report")])
     report = json.loads(out.read_text())
     assert code == 1
     assert report["system"] == "openclaw" and report["runs"] == 2

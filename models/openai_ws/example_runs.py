@@ -18,9 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from models.openai_ws.serve import SeededChoices, run_server
+from models.openai_ws.serve import ReplayedChoices, SeededChoices, run_server, session_trace
 from models.openai_ws.session import SERVE_DEFAULTS, Session
 from models.openai_ws.spec import SPEC
+from sim.trace import write_trace
 
 EXAMPLE_SECONDS = 60.0
 EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit)\b")
@@ -37,6 +38,7 @@ class ExampleRun:
     error: str
     seconds: float
     findings: list[dict[str, str]] = field(default_factory=list)
+    actions: list[str] = field(default_factory=list)
 
 
 def classify(session: Session) -> str:
@@ -59,12 +61,15 @@ def classify(session: Session) -> str:
 
 
 async def run_example(script: Path, seed: int, params: Mapping[str, Any] = SERVE_DEFAULTS,
-                      timeout: float = EXAMPLE_SECONDS) -> ExampleRun:
-    """Serve one seeded session on a free port and run `script` against it."""
+                      timeout: float = EXAMPLE_SECONDS, choices: ReplayedChoices | None = None,
+                      record: Path | None = None) -> ExampleRun:
+    """Serve one session on a free port (the server's choices from `seed`, or replayed) and run `script`
+    against it; `record` keeps the session's trace."""
     started = time.monotonic()
     session = Session(SPEC.resolve(dict(params)))
     ready: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-    server = asyncio.create_task(run_server(session, SeededChoices(seed), 0, ready, limit=timeout + 5))
+    server_choices = choices if choices is not None else SeededChoices(seed)
+    server = asyncio.create_task(run_server(session, server_choices, 0, ready, limit=timeout + 5))
     port = await ready
     env = {**os.environ, "OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1", "OPENAI_API_KEY": "sk-dummy"}
     process = await asyncio.create_subprocess_exec(sys.executable, str(script), env=env,
@@ -79,8 +84,10 @@ async def run_example(script: Path, seed: int, params: Mapping[str, Any] = SERVE
     findings = await server
     errors = [line for line in stderr.decode(errors="replace").splitlines() if EXCEPTION_LINE.match(line)]
     error = errors[-1] if errors and result != "succeeded" else ""
+    if record is not None:
+        write_trace(record, session_trace(session, seed))
     return ExampleRun(seed, classify(session), result, process.returncode, error, round(time.monotonic() - started, 2),
-                      [f.to_json() for f in findings])
+                      [f.to_json() for f in findings], [t.action.label() for t in session.transitions])
 
 
 async def _run_all(script: Path, seeds: Iterable[int], params: Mapping[str, Any], concurrency: int) -> list[ExampleRun]:

@@ -10,7 +10,9 @@ Observation point: the model is observed at the server's end of the socket. A cl
 that covers every uplink delay, including the central race of a steer that reaches a response after it
 finished. The client steers only responses whose `response.created` it has seen (the two newest on its
 lane, so stale and cross-connection aims are covered), returns the output of every client-owned call,
-never resends accepted input and reconnects after a drop.
+never resends accepted input and reconnects after a drop. The connection drops only while a steer is
+queued (only then is steering input lost), and after a reconnect the client starts a one-message chain
+anew: both keep the state space small without losing a steering race.
 
 Each native event's `data` is the JSON object exactly as it travels on the wire (`models.openai_ws.wire`).
 Three kinds of event are the server's own bookkeeping (source and target `server`), because the wire
@@ -322,13 +324,10 @@ class _Step:
         self.start(lane, -1, "root", self.m.root_plan(self.conn), steerable, carried)
 
     def client_reconnect(self, conn: int) -> None:
+        """A fresh connection: nothing of the old one's cache or queues carries over (R14)."""
         self.conn, self.connected = conn, True
         self.rooted = (False,) * self.m.lanes
-        self.receive_handshake()
-
-    def receive_handshake(self) -> None:
-        self.events.append(Event(CLIENT, SERVER, "websocket.open", {"path": "/v1/responses",
-                                                                    "connection": self.conn}))
+        self.events.append(Event(CLIENT, SERVER, "websocket.open", {"path": "/v1/responses", "connection": conn}))
 
     def client_tool_output(self, parent: int) -> None:
         self.receive(wire.client_tool_output(parent, self.stream(parent)))

@@ -229,8 +229,21 @@ def session_trace(session: Session, seed: int | None):
                       end="session ended")
 
 
+async def _serve_announced(session: Session, choices: SeededChoices | ReplayedChoices, port: int,
+                           limit: float | None) -> list[Finding]:
+    """Serve, telling the user where (the port may have been chosen by the system)."""
+    ready: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+    ready.add_done_callback(lambda bound: print(f"serving openai-ws on ws://127.0.0.1:{bound.result()}{PATH} "
+                                                f"(OPENAI_BASE_URL=http://127.0.0.1:{bound.result()}/v1)",
+                                                file=sys.stderr, flush=True))
+    return await run_server(session, choices, port, ready, limit)
+
+
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="steersim serve openai-ws", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="steersim serve openai-ws",
+        description="A Responses WebSocket server on 127.0.0.1 that speaks response.steer as the openai-ws model "
+                    "decides; it records the session and checks the client.")
     parser.add_argument("--port", type=int, required=True, help="port on 127.0.0.1 (0: any free port)")
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--seed", type=int, help="take the server's choices from this seed")
@@ -251,8 +264,7 @@ def main(argv: list[str]) -> int:
         params = {**SERVE_DEFAULTS, **SPEC.parse_assignments(args.params)}
         bug, choices = None, SeededChoices(args.seed)
     session = Session(SPEC.resolve(params), bug)
-    print(f"serving openai-ws on ws://127.0.0.1:{args.port}{PATH}", file=sys.stderr, flush=True)
-    findings = asyncio.run(run_server(session, choices, args.port, limit=args.timeout))
+    findings = asyncio.run(_serve_announced(session, choices, args.port, args.timeout))
     if args.record is not None:
         write_trace(args.record, session_trace(session, args.seed))
     if args.json is not None:

@@ -340,6 +340,6 @@ def final_poll(cfg: Config, st: Step) -> None:
 
 def finish_run(st: Step) -> None:
     """finishRun after the agent_end listeners settle: the Agent stops counting as streaming, and what
-    is left in its steering queue waits for a later run."""
-    st.emit(E.run_settled(st.steerq))
+    is left in its queues waits for a later run."""
+    st.emit(E.run_settled(st.steerq, st.followups))
     st.phase = IDLE

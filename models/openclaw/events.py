@@ -5,8 +5,8 @@ Agent-core events keep OpenClaw's own names (`tool_execution_start`, `message_en
 with a projection of their payload that is deterministic (no timestamps, no generated ids). Four
 observations are not agent events but what the harness sees at the seams OpenClaw's own tests use:
 `steering_poll` (a drain of `Agent.steeringQueue`), `follow_up_poll` (a drain of the follow-up queue),
-`tool_execute` (a tool implementation starting) and `run_settled` (the steering queue once the Agent
-is idle again). Gateway and Codex events are named after the code
+`tool_execute` (a tool implementation starting) and `run_settled` (what the steering and follow-up
+queues hold once the Agent is idle again). Gateway and Codex events are named after the code
 paths that produce them (`enqueueFollowupRun`, `turn/steer`).
 """
 
@@ -101,9 +101,9 @@ def model_request(llm_call: int, users: Sequence[str]) -> Event:
     return Event(RUNTIME, "model", "model_request", {"llmCall": llm_call, "users": list(users)})
 
 
-def run_settled(queued: Sequence[str]) -> Event:
-    """The run is over and the Agent idle (`waitForIdle` resolved): what its steering queue still holds."""
-    return agent("run_settled", steeringQueue=list(queued))
+def run_settled(steering: Sequence[str], follow_ups: Sequence[str]) -> Event:
+    """The run is over and the Agent idle (`waitForIdle` resolved): what its queues still hold."""
+    return agent("run_settled", steeringQueue=list(steering), followUpQueue=list(follow_ups))
 
 
 def gateway(name: str, **data: Any) -> Event:

@@ -41,7 +41,7 @@ def observed_events(records: Iterable[dict[str, Any]]) -> list[Event]:
         elif kind == "follow_up_poll":
             out.append(E.follow_up_poll(record["drained"]))
         elif kind == "settled":
-            out.append(E.run_settled(record["queued"]))
+            out.append(E.run_settled(record["queued"], record["followUps"]))
         elif kind == "agent":
             out.append(_agent_event(record, request))
     return out

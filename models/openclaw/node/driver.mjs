@@ -8,8 +8,8 @@
 // blockedCall, followUps, stopAfterTurn) and a plan of actions ("steer" or "abort"), each to be
 // performed right after the n-th occurrence of an observed point (an agent event, a model request,
 // a tool implementation start, a steering or follow-up poll). Every agent event, every model request
-// and every poll is recorded, in order, and last what the steering queue holds once the Agent is
-// idle. The model is a scripted fake; tools resolve at once; nothing depends on timers, so a
+// and every poll is recorded, in order, and last what the steering and follow-up queues hold once the
+// Agent is idle. The model is a scripted fake; tools resolve at once; nothing depends on timers, so a
 // scenario always runs the same way.
 
 import { readFileSync } from "node:fs";
@@ -178,8 +178,8 @@ async function runScenario(core, scenario) {
   } catch (broken) {
     error = String(broken?.stack ?? broken);
   }
-  const queued = agent.steeringQueue.messages.map((m) => textOf(m.content));
-  records.push({ ev: "settled", queued });
+  const texts = (queue) => queue.messages.map((m) => textOf(m.content));
+  records.push({ ev: "settled", queued: texts(agent.steeringQueue), followUps: texts(agent.followUpQueue) });
   return { name: scenario.name, records, unperformed: plan.filter((s) => !s.done).length, error };
 }
 
