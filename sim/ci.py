@@ -131,15 +131,17 @@ def _entry_cases(where: str, entry: Mapping[str, Any]) -> list[Case]:
             limits[key] = value
     bugs = _bugs(f"{where}.bugs", spec, entry.get("bugs", {}))
     cases = []
-    for point, params in _grid(f"{where}.grid", spec, entry.get("grid", {})):
+    for point in _grid(f"{where}.grid", spec, entry.get("grid", {})):
         if expect is not None:
-            cases.append(Case(name, params, point, None, expect, None, limits))
-        cases.extend(Case(name, params, point, bug, None, catcher, limits) for bug, catcher in bugs.items())
+            cases.append(Case(name, spec.resolve(point), point, None, expect, None, limits))
+        cases.extend(Case(name, spec.resolve(point, bug), point, bug, None, catcher, limits)
+                     for bug, catcher in bugs.items())
     return cases
 
 
-def _grid(where: str, spec: ModelSpec, grid: Any) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """Every combination of the grid's axes: the point as given, and resolved against the spec."""
+def _grid(where: str, spec: ModelSpec, grid: Any) -> list[dict[str, Any]]:
+    """Every combination of the grid's axes, each checked against the spec's parameters. A bug variant
+    is checked with the parameters it needs to show (the spec's `bug_params`) beneath the point."""
     if not isinstance(grid, Mapping):
         raise UsageError(f"{where}: expected a table of parameter = value or [values]")
     axes = []
@@ -151,7 +153,8 @@ def _grid(where: str, spec: ModelSpec, grid: Any) -> list[tuple[dict[str, Any], 
     points = []
     for combination in itertools.product(*axes):
         try:
-            points.append((dict(combination), spec.resolve(dict(combination))))
+            spec.resolve(dict(combination))
+            points.append(dict(combination))
         except UsageError as bad:
             bad_key = next((k for k, _ in combination if k in str(bad)), "")
             raise UsageError(f"{where}{'.' + bad_key if bad_key else ''}: {bad}") from None

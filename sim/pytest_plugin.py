@@ -37,7 +37,7 @@ def assert_properties(model: str | Model, bug: str | None = None, options: Check
         from sim.registry import get_model_spec
 
         spec = get_model_spec(model)
-        resolved = spec.resolve(params)
+        resolved = spec.resolve(params, bug)
         title = f"{spec.name}{_params_text(resolved)}" + (f" bug={bug}" if bug else "")
         model = spec.build(resolved, bug)
     else:

@@ -10,6 +10,9 @@ candidate is also cut to the step that violates. Chunks halve until single steps
 segment (not only the aligned chunks ddmin tries) and moves every step elsewhere, and takes the shortest
 result, then the one with the smallest total delay, until nothing shrinks: the fewest steps, then the
 smallest delays. A candidate step whose actor can do nothing at that point is dropped on replay.
+Between the two, a shortcut pass splices in shorter routes between states of the run, found by a small
+breadth-first search from each of them: path shortening as model checkers do it for their trails, which
+reaches what removing and moving steps cannot (a run that must end where nothing more can happen).
 
 Actions are matched exactly first; an action whose arguments name something counted (the third steer)
 falls back to the first enabled action of the same actor and kind, so that dropping an earlier steer
@@ -26,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from sim.model import Action, Model
 from sim.product import Product, Transition, Violation
@@ -34,6 +38,8 @@ from sim.trace import Trace, make_trace, read_trace, write_trace
 
 SEGMENT_PASS_STEPS = 80
 MOVE_PASS_STEPS = 40
+SHORTCUT_DEPTH = 8
+SHORTCUT_STATES = 5_000
 
 
 @dataclass(frozen=True)
@@ -167,6 +173,50 @@ def _segments(replayer: _Replayer, best: Shrunk, max_steps: int = SEGMENT_PASS_S
         best = found
 
 
+def _shortcuts(replayer: _Replayer, best: Shrunk, depth: int = SHORTCUT_DEPTH,
+               max_states: int = SHORTCUT_STATES) -> Shrunk:
+    """Splice in shorter routes between states of the run: a bounded breadth-first search from each
+    state looks for a later state of the run that it reaches in fewer steps than the run takes. The
+    states after the splice are the same product states (model and monitors), so the rest of the run,
+    and its violation, stay as they were. Spliced steps were never simulated, so they take no delay."""
+    product = replayer.product
+    transitions = list(best.transitions)
+    states = [product.init_states()[best.init], *(t.target for t in transitions)]
+    position = {state: i for i, state in enumerate(states)}
+    for start, origin in enumerate(states):
+        route = _route_to_later(product, origin, start, position, depth, max_states)
+        if route is not None:
+            target, steps = route
+            actions = [*best.actions[:start], *(t.action for t in steps), *best.actions[target:]]
+            delays = [*best.delays[:start], *([0.0] * len(steps)), *best.delays[target:]]
+            candidate = replayer.attempt(actions, delays)
+            if candidate is not None and len(candidate.transitions) < len(transitions):
+                return _shortcuts(replayer, candidate, depth, max_states)
+    return best
+
+
+def _route_to_later(product: Product, origin: Any, start: int, position: dict[Any, int], depth: int,
+                    max_states: int) -> tuple[int, list[Transition]] | None:
+    """The route from `origin` (the run's state `start`) that skips the most steps of the run."""
+    best: tuple[int, list[Transition]] | None = None
+    frontier: list[tuple[Any, list[Transition]]] = [(origin, [])]
+    seen = {origin}
+    for level in range(1, depth + 1):
+        next_frontier = []
+        for state, path in frontier:
+            for transition in product.successors(state):
+                if transition.violations or transition.target in seen or len(seen) >= max_states:
+                    continue
+                seen.add(transition.target)
+                route = [*path, transition]
+                later = position.get(transition.target, -1)
+                if later - start > level and (best is None or later - start - level > best[0] - start - len(best[1])):
+                    best = (later, route)
+                next_frontier.append((transition.target, route))
+        frontier = next_frontier
+    return best
+
+
 def shrink_run(model: Model, init: int, actions: Sequence[Action], delays: Sequence[float], prop: str) -> Shrunk:
     """The shortest run found by shrinking `actions` (taken from initial state `init`) that still
     violates `prop`. Raises ValueError when the given run does not violate `prop` in the first place."""
@@ -174,7 +224,7 @@ def shrink_run(model: Model, init: int, actions: Sequence[Action], delays: Seque
     start = replayer.attempt(actions, delays)
     if start is None:
         raise ValueError(f"the run to shrink does not violate {prop!r}")
-    return _segments(replayer, _ddmin(replayer, start))
+    return _segments(replayer, _shortcuts(replayer, _segments(replayer, _ddmin(replayer, start))))
 
 
 def trace_property(trace: Trace) -> str:

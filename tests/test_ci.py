@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sim.ci import load_matrix
+from sim.ci import load_matrix, run_matrix
 from sim.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,6 +28,17 @@ def write(tmp_path: Path, text: str) -> Path:
     return path
 
 
+def test_the_projects_own_matrix_loads_and_its_quick_cases_pass(capsys: pytest.CaptureFixture) -> None:
+    """Every entry of the project's matrix resolves; the teaching model's cases and every correct
+    model run here, and the slow test below runs all of it."""
+    cases = load_matrix(ROOT / "pyproject.toml")
+    assert {c.model for c in cases} >= {"teaching"}
+    quick = [c for c in cases if c.model == "teaching" or c.bug is None]
+    outcomes = run_matrix(quick)
+    assert all(o.passed for o in outcomes), capsys.readouterr().out
+
+
+@pytest.mark.slow
 def test_the_projects_own_matrix_passes(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     code = main(["ci", "--config", str(ROOT / "pyproject.toml"), "--json", str(tmp_path / "ci.json"),
                  "--junit", str(tmp_path / "ci.xml")])

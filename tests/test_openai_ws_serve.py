@@ -125,3 +125,12 @@ def test_usage_errors():
     assert exited.value.code == 2
     with pytest.raises(UsageError):
         main(["--port", "0", "--trace", "/nonexistent/trace.jsonl"])
+
+
+def test_cli_serves_a_session_and_writes_its_findings(tmp_path):
+    """With no client in the time allowed, the session is empty: nothing to find, exit 0."""
+    report = tmp_path / "findings.json"
+    trace = tmp_path / "session.jsonl"
+    assert main(["--port", "0", "--seed", "1", "--timeout", "0.5", "--json", str(report), "--record", str(trace)]) == 0
+    assert json.loads(report.read_text()) == {"system": "openai-ws", "steps": 0, "findings": []}
+    assert read_trace(trace).steps == []

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from models.openclaw import BUG_CATCHERS, BUG_SETTINGS, BUGS, SPEC
+from models.openclaw import BUG_CATCHERS, BUG_PARAMS, BUGS, SPEC
 from models.openclaw import events as E
 from sim import CheckOptions, check
 from sim.errors import UsageError
@@ -61,11 +61,11 @@ def test_configurations_hold(params):
 
 @pytest.mark.parametrize("bug", sorted(BUGS))
 def test_each_bug_is_caught_by_its_property(bug):
-    _result, props = verdicts(BUG_SETTINGS.get(bug, {}), bug)
+    _result, props = verdicts({}, bug)
     caught = props[BUG_CATCHERS[bug]]
     assert caught.status == "violated", f"{bug}: {caught.name} is {caught.status}"
     assert caught.counterexample is not None and caught.counterexample.steps
-    _, clean = verdicts(BUG_SETTINGS.get(bug, {}))
+    _, clean = verdicts(BUG_PARAMS.get(bug, {}))
     assert clean[BUG_CATCHERS[bug]].status == "holds"
 
 

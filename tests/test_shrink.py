@@ -11,6 +11,7 @@ from sim.cli import main
 from sim.explorer import CheckOptions, check
 from sim.model import Action
 from sim.shrink import shrink_file, shrink_run, trace_property
+from sim.simulator import Simulator
 from sim.sweep import run_sweep
 from sim.trace import read_trace, replay
 
@@ -35,6 +36,19 @@ def test_first_counterexample_shrinks_to_near_the_explorers_shortest(bug: str, t
     again = replay(read_trace(target))
     assert again.ok, again.message
     assert prop in {v.property for v in again.violations}
+
+
+def test_a_run_that_violates_by_ending_shrinks_through_shortcuts() -> None:
+    """Seed 150 loses a steer that the monitors notice only when nothing more can happen: removal and
+    moves alone leave it twice as long as the explorer's; the shortcut pass brings it down."""
+    model = SPEC.build(PARAMS, "lost-at-boundary")
+    run = Simulator(model).run(150, record=True)
+    assert run.end == "violation" and run.violations[0].property == "no-lost-steers"
+    times = [s.t for s in run.steps]
+    delays = [t - before for t, before in zip(times, [0.0, *times[:-1]], strict=True)]
+    shrunk = shrink_run(model, run.init_index, [s.transition.action for s in run.steps], delays, "no-lost-steers")
+    assert len(shrunk.transitions) <= explorer_lengths("lost-at-boundary")["no-lost-steers"] + 2 < len(run.steps)
+    assert {v.property for v in shrunk.end_violations} == {"no-lost-steers"}
 
 
 def test_shrinking_removes_what_the_violation_does_not_need() -> None:

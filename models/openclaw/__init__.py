@@ -4,7 +4,7 @@
 real installed OpenClaw build against it.
 """
 
-from models.openclaw.config import DEFAULTS, PARAMS, Config
+from models.openclaw.config import PARAMS, Config
 from models.openclaw.model import OpenClawModel
 from sim.registry import ModelSpec
 
@@ -36,7 +36,7 @@ BUG_CATCHERS = {
     "skip-overwrites-preflight": "truthful-preflight",
 }
 
-BUG_SETTINGS: dict[str, dict[str, object]] = {
+BUG_PARAMS: dict[str, dict[str, object]] = {
     "no-checkpoint-b": {"tool_execution": "sequential"},
     "collect-across-routes": {"mode": "collect", "routes": 2},
     "stop-outranks-steer": {"stop_after_turn": True},
@@ -52,6 +52,7 @@ SPEC = ModelSpec(
     bugs=BUGS,
     factory=lambda params, bug: OpenClawModel(Config.from_params(params, bug)),
     bug_catchers=BUG_CATCHERS,
+    bug_params=BUG_PARAMS,
 )
 
-__all__ = ["BUGS", "BUG_CATCHERS", "BUG_SETTINGS", "DEFAULTS", "SPEC", "Config", "OpenClawModel"]
+__all__ = ["BUGS", "BUG_CATCHERS", "BUG_PARAMS", "SPEC", "Config", "OpenClawModel"]

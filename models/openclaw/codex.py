@@ -40,7 +40,7 @@ def flush(st: Step) -> None:
     st.batch, st.steer_batches = (), number
 
 
-def boundary(cfg: Config, st: Step) -> tuple[str, ...]:
+def boundary(st: Step) -> tuple[str, ...]:
     """A Codex model boundary consumes every batch sent so far (echoed as a userMessage completion).
     Returns the messages a closing turn hands back to the gateway."""
     if st.aborted:

@@ -4,7 +4,7 @@ size of the scripted scenario (how many tool calls, inbound messages, routes).""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 from models.openclaw.queue_settings import DROP_ALIASES, MODE_ALIASES, normalize_mode
@@ -87,15 +87,9 @@ class Config:
         values["drop"] = DROP_ALIASES[values["drop"]]
         return cls(**values, bug=bug)
 
-    def params(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "bug"}
-
     @property
     def codex(self) -> bool:
         return self.runtime == "codex"
-
-
-DEFAULTS: Mapping[str, Any] = {p.name: p.default for p in PARAMS}
 
 
 def route_of(item: str, routes: int) -> int:

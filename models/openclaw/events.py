@@ -26,7 +26,7 @@ ABORT_TEXT = "Operation aborted"
 BLOCK_TEXT = "blocked by policy"
 ABORTED_TURN_ID = "turn-aborted"
 
-RUNTIME, GATEWAY, CODEX, USER = "runtime", "gateway", "codex", "user"
+RUNTIME, GATEWAY, CODEX = "runtime", "gateway", "codex"
 
 
 def call_id(index: int) -> str:

@@ -8,7 +8,6 @@ from typing import Any
 from sim.model import Event
 
 IDLE, ENDING, START = "idle", "ending", "start"
-ACTIVE_PHASES_WITHOUT_STEERING = (IDLE, "compacting")
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,10 +49,6 @@ class OpenClawState:
     inflight: tuple[tuple[str, ...], ...] = ()
     steer_batches: int = 0
     boundaries: int = 0
-
-    @property
-    def run_active(self) -> bool:
-        return self.phase != IDLE
 
 
 FIELDS = tuple(f.name for f in fields(OpenClawState))
