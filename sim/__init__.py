@@ -1,30 +1,39 @@
 """steersim's engine: the Model API, the fact monitors, the explorer and the simulator.
 
 The engine knows nothing of any protocol; models live in the `models` package and register through
-the `steersim.models` entry point group.
+the `steersim.models` entry point group. Names are imported on first use, so that importing `sim`
+(which the pytest plugin does in every test session) costs nothing until they are needed.
 """
 
-from sim.explorer import CheckOptions, CheckResult, check
-from sim.facts import Fact
-from sim.model import Action, Always, Event, Eventually, Model, Property, Sometimes
-from sim.monitors import CORE_PROPERTY_NAMES
-from sim.product import Product
-from sim.registry import ModelSpec, Param
+from __future__ import annotations
 
-__all__ = [
-    "CORE_PROPERTY_NAMES",
-    "Action",
-    "Always",
-    "CheckOptions",
-    "CheckResult",
-    "Event",
-    "Eventually",
-    "Fact",
-    "Model",
-    "ModelSpec",
-    "Param",
-    "Product",
-    "Property",
-    "Sometimes",
-    "check",
-]
+from importlib import import_module
+from typing import Any
+
+_EXPORTS = {
+    "Action": "sim.model",
+    "Always": "sim.model",
+    "Event": "sim.model",
+    "Eventually": "sim.model",
+    "Model": "sim.model",
+    "Property": "sim.model",
+    "Sometimes": "sim.model",
+    "Fact": "sim.facts",
+    "CORE_PROPERTY_NAMES": "sim.monitors",
+    "Product": "sim.product",
+    "ModelSpec": "sim.registry",
+    "Param": "sim.registry",
+    "CheckOptions": "sim.explorer",
+    "CheckResult": "sim.explorer",
+    "check": "sim.explorer",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'sim' has no attribute {name!r}")
+    value = getattr(import_module(_EXPORTS[name]), name)
+    globals()[name] = value
+    return value

@@ -20,7 +20,7 @@ from typing import Any
 
 from sim.errors import UsageError
 from sim.fingerprint import hex_fingerprint
-from sim.model import Action
+from sim.model import Action, Event
 from sim.paths import Path as ExplorerPath
 from sim.paths import step_json
 from sim.product import Product, PState, Transition, Violation
@@ -177,6 +177,7 @@ def replay(trace: Trace) -> ReplayResult:
         return ReplayResult(False, 0, f"initial state {trace.init} does not exist (the model has {len(inits)})", [])
     state: PState = inits[trace.init]
     violations: list[Violation] = []
+    matcher = getattr(model, "match_event", None)
     for step in trace.steps:
         wanted = step.action
         action = _find_action(product.actions(state), wanted)
@@ -188,6 +189,8 @@ def replay(trace: Trace) -> ReplayResult:
         if transition is None:
             return ReplayResult(False, step.i, f"step {step.i}: action {_label(wanted)} is now a no-op", violations)
         body = step_json(transition)
+        if matcher is not None and _events_match(matcher, transition.events, step.events):
+            body["events"] = step.events
         for part in ("events", "facts"):
             if body[part] != getattr(step, part):
                 return ReplayResult(False, step.i, f"step {step.i} ({_label(wanted)}): the model now produces "
@@ -202,6 +205,19 @@ def replay(trace: Trace) -> ReplayResult:
     if ended and not product.successors(state):
         violations.extend(product.end_violations(state))
     return ReplayResult(True, len(trace.steps), f"{len(trace.steps)} steps reproduced", violations)
+
+
+def _events_match(matcher: Any, expected: Iterable[Event], recorded: list[dict[str, Any]]) -> bool:
+    """A model's own `match_event` judges recorded events that carry what a real peer sent (a client's
+    own text where the model has a placeholder)."""
+    expected = list(expected)
+    if len(expected) != len(recorded):
+        return False
+    try:
+        observed = [Event(r["source"], r["target"], r["name"], r["data"]) for r in recorded]
+    except (KeyError, TypeError):
+        return False
+    return all(matcher(e, o) for e, o in zip(expected, observed, strict=True))
 
 
 def _find_action(actions: Iterable[Action], wanted: Mapping[str, Any]) -> Action | None:

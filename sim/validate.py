@@ -56,12 +56,14 @@ class Validation:
 def validate(
     model: Model,
     observed: Sequence[Event],
-    match: Callable[[Event, Event], bool] = default_match,
+    match: Callable[[Event, Event], bool] | None = None,
     require_quiescent: bool = False,
     max_configurations: int = 1_000_000,
 ) -> Validation:
     """Breadth-first over (product state, events explained): the first full explanation is a shortest
-    one. With `require_quiescent` the explaining run must also end where the model can do nothing."""
+    one. With `require_quiescent` the explaining run must also end where the model can do nothing.
+    `match` defaults to the model's own `match_event`, if it has one, else `default_match`."""
+    match = match or getattr(model, "match_event", None) or default_match
     product = Product(model)
     parent: dict[tuple[int, int], tuple[tuple[int, int], Transition] | None] = {}
     states: dict[tuple[int, int], PState] = {}

@@ -13,7 +13,7 @@ from models.openai_ws.example_runs import run_example, run_examples, write_examp
 from models.openai_ws.serve import ReplayedChoices, main
 from models.openai_ws.session import SERVE_DEFAULTS
 from sim.errors import UsageError
-from sim.trace import read_trace
+from sim.trace import read_trace, replay
 
 SEED_EXAMPLE = Path(__file__).resolve().parent.parent.parent / "shared" / "spec" / "openai-seed-example.py"
 
@@ -117,6 +117,9 @@ def test_a_recorded_session_replays_against_the_same_client(seed_example, tmp_pa
     replayed = asyncio.run(run_example(seed_example, 2, choices=ReplayedChoices(steps)))
     assert replayed.actions == recorded.actions
     assert (replayed.outcome, replayed.result) == (recorded.outcome, recorded.result)
+    # the recorded frames carry the client's own text; `steersim replay` matches them as the model does
+    result = replay(read_trace(trace))
+    assert result.ok, result.message
 
 
 def test_usage_errors():

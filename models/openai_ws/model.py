@@ -33,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from models.openai_ws import wire
+from models.openai_ws.matching import frame_matches
 from models.openai_ws.state import (
     ACCEPTED,
     AUTO,
@@ -112,6 +113,10 @@ class OpenAIWsModel:
     def events(self, s: WsState, a: Action) -> tuple[Event, ...]:
         """The events of a transition (cached: the product asks several times per step)."""
         return self._step(s, a)[1]
+
+    def match_event(self, expected: Event, observed: Event) -> bool:
+        """A recorded client frame matches the model's by structure (`matching.frame_matches`)."""
+        return frame_matches(expected, observed)
 
     def facts(self, event: Event) -> list[F.Fact]:
         return facts_of(event)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from models.openai_ws.client import WireTracker
+from models.openai_ws.matching import frame_matches
 from models.openai_ws.spec import SPEC
 from sim.model import Action, Event
 from sim.product import Product, Transition
@@ -24,47 +25,6 @@ from sim.validate import Validation, validate
 # The serving model: the seed example's shape (default lane, no client tools) and a permissive client.
 SERVE_DEFAULTS: Mapping[str, Any] = {"stream_ids": "default", "client_tools": 0, "invalid_input": True,
                                      "steers": 3}
-
-
-def steer_input_valid(value: Any) -> bool:
-    """A16: a string, or a non-empty list of user messages with only type/role/content."""
-    if isinstance(value, str):
-        return bool(value)
-    if not isinstance(value, list) or not value:
-        return False
-    allowed = {"type", "role", "content"}
-    return all(isinstance(item, dict) and item.get("role") == "user" and item.get("type", "message") == "message"
-               and set(item) <= allowed for item in value)
-
-
-def _outputs(frame: Mapping[str, Any]) -> list[str]:
-    items = frame.get("input")
-    if not isinstance(items, list):
-        return []
-    return [item.get("call_id", "") for item in items if isinstance(item, dict)
-            and item.get("type") == "function_call_output"]
-
-
-def _without_input(data: Mapping[str, Any]) -> dict[str, Any]:
-    """A steer failure, less the input it returns (the client's own text)."""
-    return {**data, "steer": {k: v for k, v in data["steer"].items() if k != "input"}}
-
-
-def frame_matches(expected: Event, observed: Event) -> bool:
-    """Server and internal events must be identical; a client frame matches the model's by structure."""
-    if expected.name != observed.name or expected.source != observed.source:
-        return False
-    if expected.name == "response.steer.failed":
-        return _without_input(expected.data) == _without_input(observed.data)
-    if expected.source != "client" or "type" not in expected.data:
-        return expected.source == "client" or dict(expected.data) == dict(observed.data)
-    e, o = expected.data, observed.data
-    if e.get("previous_response_id") != o.get("previous_response_id"):
-        return False
-    if expected.name == "response.steer":
-        return steer_input_valid(e["input"]) == steer_input_valid(o.get("input"))
-    return (e.get("stream_id") == o.get("stream_id") and ("conversation" in e) == ("conversation" in o)
-            and _outputs(e) == _outputs(o))
 
 
 @dataclass
