@@ -35,9 +35,8 @@ from sim.model import Action, Model
 from sim.product import Product
 from sim.registry import get_model_spec
 from sim.simulator import Simulator
-from sim.sweep import RunVerdict, SweepReport, run_seeds, run_sweep
+from sim.sweep import RunVerdict, SweepReport, record_run, run_seeds, run_sweep
 from sim.timing import TimingProfile, kind_key
-from sim.trace import make_trace, write_trace
 
 SWARM_STREAM = 0x5357_524D  # spawn-key tag of the swarm streams, so they never coincide with timing streams
 CHUNKS_PER_WORKER = 8  # enough chunks to balance uneven runs, few enough that scheduling stays cheap
@@ -291,11 +290,5 @@ def _record_swarm_run(recipe: SweepRecipe, seed: int, out: Path) -> Path:
     """Re-run one swarm seed with recording on and write its trace. The trace is a path of the whole
     model (turning kinds off only removes choices), so `steersim replay` checks it as it is."""
     _, kinds = _recipe_model(recipe)
-    run = _simulator(recipe, swarm_subset(seed, kinds)).run(seed, record=True)
-    trace = make_trace(recipe.model, dict(recipe.params), recipe.bug, run.init_index,
-                       [s.transition for s in run.steps], [s.t for s in run.steps], seed,
-                       recipe.timing().to_mapping(), run.end, run.violations)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / f"{recipe.model}{'-' + recipe.bug if recipe.bug else ''}-seed{seed}-swarm.jsonl"
-    write_trace(path, trace)
-    return path
+    simulator = _simulator(recipe, swarm_subset(seed, kinds))
+    return record_run(simulator, recipe.model, dict(recipe.params), recipe.bug, seed, out, "-swarm")

