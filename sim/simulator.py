@@ -11,7 +11,9 @@ same run.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 from sim.model import Action, Model
 from sim.product import Product, PState, Transition, Violation
@@ -41,22 +43,39 @@ class SimRun:
     final: PState | None = None
 
 
+_UNKNOWN = object()  # an edge not yet taken
+INF = float("inf")
+
+
 class _Node:
-    """What the simulator knows of one product state: its enabled actions, the transitions taken from
-    it so far, and the `sometimes` properties it satisfies. Models are pure, so this is computed once
-    per state and shared by every seed that passes through it."""
+    """What the simulator knows of one product state: its enabled actions and their kinds, the
+    `sometimes` properties it satisfies, and per action the edge taken from it (computed the first
+    time). Models are pure, so a node serves every seed that passes through its state."""
 
-    __slots__ = ("actions", "reached", "transitions")
+    __slots__ = ("actions", "edges", "kinds", "positions", "reached")
 
-    def __init__(self, actions: list[Action], reached: frozenset[str]) -> None:
-        self.actions = actions
+    def __init__(self, actions: Sequence[Action], reached: frozenset[str]) -> None:
+        self.actions = tuple(actions)
+        self.kinds = tuple(a.kind for a in self.actions)
+        self.positions = {a: i for i, a in enumerate(self.actions)}
         self.reached = reached
-        self.transitions: dict[Action, Transition | None] = {}
+        self.edges: list[Any] = [_UNKNOWN] * len(self.actions)
+
+
+class _Edge(NamedTuple):
+    """A transition, the node it leads to, and how clocks move along it: `carry` pairs (position in the
+    target, position in the source) of the actions that stay enabled and keep their clocks; `fresh` the
+    positions of the actions that draw new ones (newly enabled, or the fired action enabled again)."""
+
+    transition: Transition
+    target: _Node
+    carry: tuple[tuple[int, int], ...]
+    fresh: tuple[int, ...]
 
 
 class Simulator:
     """Runs seeds of one model under one timing profile. `cache_states` bounds the memo of visited
-    states (cleared when full), which makes sweeps over many seeds cheap without unbounded memory."""
+    states (cleared when full; nodes a running seed still holds are dropped when it ends)."""
 
     def __init__(self, model: Model, timing: TimingProfile | None = None,
                  max_steps: int = 100_000, max_time: float | None = None, cache_states: int = 100_000) -> None:
@@ -75,19 +94,32 @@ class Simulator:
                 self._nodes.clear()
             model_state = state[0]
             reached = frozenset(p.name for p in self.product.sometimes if p.state(model_state))
-            node = self._nodes[state] = _Node(list(self.product.actions(state)), reached)
+            node = self._nodes[state] = _Node(self.product.actions(state), reached)
         return node
 
-    def _step(self, node: _Node, state: PState, action: Action) -> Transition | None:
-        transitions = node.transitions
-        if action in transitions:
-            return transitions[action]
-        transition = transitions[action] = self.product.step(state, action)
-        return transition
+    def _edge(self, node: _Node, state: PState, index: int) -> _Edge | None:
+        """Take action `index` from `node` for the first time; None when it is a no-op there (it keeps
+        its clock but cannot fire from this state)."""
+        fired = node.actions[index]
+        transition = self.product.step(state, fired)
+        edge = None
+        if transition is not None:
+            target = self._node(transition.target)
+            carry, fresh = [], []
+            for position, action in enumerate(target.actions):
+                source = node.positions.get(action)
+                if source is None or action == fired:
+                    fresh.append(position)
+                else:
+                    carry.append((position, source))
+            edge = _Edge(transition, target, tuple(carry), tuple(fresh))
+        node.edges[index] = edge
+        return edge
 
     def run(self, seed: int, record: bool = False) -> SimRun:
         product = self.product
         clocks = Clocks(self.timing, seed, self._kinds)
+        buffers = clocks.buffers
         inits = product.init_states()
         init_index = 0 if len(inits) == 1 else int(clocks.delay("init") * 1e9) % len(inits)
         state = inits[init_index]
@@ -95,39 +127,45 @@ class Simulator:
         reached = set(node.reached)
         violations = list(product.state_violations(state))
         steps: list[TimedStep] = []
-        pending: dict[Action, float] = {}
         now = 0.0
         count = 0
         end = VIOLATION if violations else QUIESCENT
+        times = [clocks.delay(kind) for kind in node.kinds]
         while not violations:
             if count >= self.max_steps:
                 end = STEP_LIMIT
                 break
-            enabled: dict[Action, float] = {}
-            for action in node.actions:
-                when = pending.get(action)
-                enabled[action] = now + clocks.delay(action.kind) if when is None else when
-            transition = None
-            while enabled:
-                action = min(enabled, key=enabled.__getitem__)  # first minimum: the earlier listed wins ties
-                when = enabled.pop(action)
-                transition = self._step(node, state, action)
-                if transition is not None:
+            edge = None
+            while times:
+                when = min(times)
+                if when == INF:
                     break
-            if transition is None:
-                end = QUIESCENT
+                index = times.index(when)  # the first minimum: the action listed first wins ties
+                edge = node.edges[index]
+                if edge is _UNKNOWN:
+                    edge = self._edge(node, state, index)
+                if edge is not None:
+                    break
+                times[index] = INF
+            if edge is None:
                 violations.extend(product.end_violations(state))
-                if violations:
-                    end = VIOLATION
+                end = VIOLATION if violations else QUIESCENT
                 break
             if self.max_time is not None and when > self.max_time:
                 end = TIME_LIMIT
                 break
             now = when
-            pending = enabled
             count += 1
+            transition, node, carry, fresh = edge
             state = transition.target
-            node = self._node(state)
+            following = [INF] * len(node.kinds)
+            for position, source in carry:
+                following[position] = times[source]
+            for position in fresh:
+                kind = node.kinds[position]
+                buffer = buffers.get(kind)
+                following[position] = now + (buffer.pop() if buffer else clocks.delay(kind))
+            times = following
             if record:
                 steps.append(TimedStep(now, transition))
             if transition.violations:

@@ -40,7 +40,7 @@ DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "exponential": ("mean",),
     "lognormal": ("median", "sigma"),
 }
-FIRST_BLOCK, MAX_BLOCK = 8, 512  # delays drawn per numpy call: blocks double, so short runs draw little
+FIRST_BLOCK, MAX_BLOCK = 32, 1024  # delays drawn per numpy call: blocks double, so short runs draw little
 
 
 @dataclass(frozen=True)
@@ -141,12 +141,12 @@ class Clocks:
         that shares `profile`, so the lookup is done once per sweep."""
         self.profile = profile
         self.seed = seed
-        self._buffers: dict[str, list[float]] = {}
+        self.buffers: dict[str, list[float]] = {}  # per kind, the delays drawn and not yet used, last first
         self._streams: dict[str, list[Any]] = {}
         self._kinds = {} if kinds is None else kinds
 
     def delay(self, kind: str) -> float:
-        buffer = self._buffers.get(kind)
+        buffer = self.buffers.get(kind)
         if not buffer:
             stream = self._streams.get(kind)
             if stream is None:
@@ -156,14 +156,14 @@ class Clocks:
                 delay, key = resolved
                 if delay.dist in ("immediate", "constant"):
                     value = delay.params[0] if delay.params else 0.0
-                    self._buffers[kind] = _Constant(value)
+                    self.buffers[kind] = _Constant(value)
                     return value
                 seq = np.random.SeedSequence(self.seed, spawn_key=(key,))
                 stream = self._streams[kind] = [np.random.Generator(np.random.PCG64(seq)), delay, FIRST_BLOCK]
             buffer = stream[1].draw(stream[0], stream[2])
             stream[2] = min(stream[2] * 2, MAX_BLOCK)
             buffer.reverse()
-            self._buffers[kind] = buffer
+            self.buffers[kind] = buffer
         return buffer.pop()
 
 
