@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import pickle
-from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -31,13 +30,13 @@ def _identity(explorer: Any) -> dict[str, Any]:
     return {"identity": dict(opts.identity), **{name: getattr(opts, name) for name in SHAPING_OPTIONS}}
 
 
-def save_checkpoint(path: str, explorer: Any, frontier: deque, seconds: float) -> None:
+def save_checkpoint(path: str, explorer: Any, frontier: Any, seconds: float) -> None:
     explorer.live_names = [p.name for p in explorer.live]
     data = {
         "steersim-checkpoint": VERSION,
         "run": _identity(explorer),
         "seconds": seconds,
-        "frontier": list(frontier),
+        "frontier": frontier,
         "search": {name: getattr(explorer, name) for name in SEARCH_STATE},
     }
     tmp = Path(f"{path}.tmp")
@@ -46,7 +45,7 @@ def save_checkpoint(path: str, explorer: Any, frontier: deque, seconds: float) -
     os.replace(tmp, path)
 
 
-def load_checkpoint(path: str, explorer: Any) -> tuple[deque, float]:
+def load_checkpoint(path: str, explorer: Any) -> tuple[Any, float]:
     """Restore `explorer` from `path`; returns the frontier and the seconds already spent."""
     try:
         with open(path, "rb") as f:
@@ -64,4 +63,4 @@ def load_checkpoint(path: str, explorer: Any) -> tuple[deque, float]:
                              f"now {wanted.get(key)!r}; resume with the same model, parameters and options")
     for name, value in data["search"].items():
         setattr(explorer, name, value)
-    return deque(data["frontier"]), float(data["seconds"])
+    return data["frontier"], float(data["seconds"])

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import time
 from array import array
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -31,7 +30,7 @@ from sim.model import Model
 from sim.paths import Path, replay_indices
 from sim.product import Product, PState, Violation
 from sim.reduction import canonical, has_local_actions, has_symmetry
-from sim.visited import FingerprintTable, PackedStates
+from sim.visited import FingerprintTable, Frontier, PackedStates
 
 
 @dataclass
@@ -138,11 +137,11 @@ class Explorer:
         self.judged = (*(p.state for p in self.product.sometimes), *(p.state for p in self.product.state_props))
 
     # ------------------------------------------------------------------ search
-    def run(self, resumed: deque | None = None, seconds_before: float = 0.0) -> CheckResult:
+    def run(self, resumed: Frontier | None = None, seconds_before: float = 0.0) -> CheckResult:
         """Search from the initial states, or continue a checkpoint's frontier (`resumed`)."""
         started = time.monotonic() - seconds_before
         product, opts = self.product, self.options
-        frontier: deque[tuple[int, Any, int]] = deque() if resumed is None else resumed
+        frontier = Frontier(lifo=opts.strategy != "bfs") if resumed is None else resumed
         for k, init in enumerate(product.init_states() if resumed is None else ()):
             fp = self._fingerprint(init)
             if fp in self.visited:
@@ -150,7 +149,7 @@ class Explorer:
             index = self._add(fp, -1, k, 0, init)
             self._judge_state(index, init, None)
             frontier.append((index, self.packer.pack(init), 0))
-        pop = frontier.popleft if opts.strategy == "bfs" else frontier.pop
+        pop = frontier.pop
         next_report = time.monotonic() + opts.progress_interval
         next_checkpoint = time.monotonic() + opts.checkpoint_every
         check_every = 0
@@ -211,7 +210,7 @@ class Explorer:
             return [(k, transition, fp)]
         return None
 
-    def _expand(self, index: int, state: PState, depth: int, frontier: deque) -> None:
+    def _expand(self, index: int, state: PState, depth: int, frontier: Frontier) -> None:
         product = self.product
         visited = self.visited
         enabled_mask = 0

@@ -12,6 +12,9 @@ encode is kept as it is.
 from __future__ import annotations
 
 import marshal
+import pickle
+import zlib
+from collections import deque
 from dataclasses import is_dataclass
 from typing import Any
 
@@ -115,3 +118,57 @@ class PackedStates:
             return packed
         name, values, mstates = marshal.loads(packed)
         return (self.classes[name](*values), mstates)
+
+
+class Frontier:
+    """The explorer's queue of (index, packed state, depth), first in first out (breadth-first) or last
+    in first out (depth-first), kept in sealed chunks: every `CHUNK` entries are zlib-compressed
+    together, which shrinks similar states several times over at a few microseconds per state, where
+    compressing each state alone would cost more than expanding it."""
+
+    CHUNK = 2048
+
+    def __init__(self, lifo: bool = False) -> None:
+        self.lifo = lifo
+        self.sealed: deque[tuple[int, bytes]] = deque()  # (entries, compressed chunk), oldest first
+        self.reading: deque[tuple[int, Any, int]] = deque()  # breadth-first: the oldest chunk, unsealed
+        self.open: deque[tuple[int, Any, int]] = deque()  # the newest entries
+        self.count = 0
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __bool__(self) -> bool:
+        return self.count > 0
+
+    def append(self, entry: tuple[int, Any, int]) -> None:
+        self.open.append(entry)
+        self.count += 1
+        if len(self.open) >= self.CHUNK * (2 if self.lifo else 1):
+            self._seal()
+
+    def pop(self) -> tuple[int, Any, int]:
+        self.count -= 1
+        if self.lifo:
+            if not self.open:
+                self._unseal(self.sealed.pop())
+            return self.open.pop()
+        if not self.reading and self.sealed:
+            self.reading.extend(self._entries(self.sealed.popleft()))
+        return self.reading.popleft() if self.reading else self.open.popleft()
+
+    def _seal(self) -> None:
+        if self.lifo:
+            # keep the newest half open, seal the older half: popping from the end stays cheap
+            older = [self.open.popleft() for _ in range(self.CHUNK)]
+        else:
+            older = list(self.open)
+            self.open.clear()
+        self.sealed.append((len(older), zlib.compress(pickle.dumps(older, protocol=pickle.HIGHEST_PROTOCOL), 1)))
+
+    def _unseal(self, chunk: tuple[int, bytes]) -> None:
+        self.open.extend(self._entries(chunk))
+
+    @staticmethod
+    def _entries(chunk: tuple[int, bytes]) -> list[tuple[int, Any, int]]:
+        return pickle.loads(zlib.decompress(chunk[1]))
