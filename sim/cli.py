@@ -15,16 +15,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from sim.errors import UsageError
+from sim.errors import ArgumentParser, UsageError
 
 EXIT_OK, EXIT_VIOLATION, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse that raises UsageError instead of exiting, so every bad input takes one path."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(f"{self.prog}: {message} (see `{self.prog} --help`)")
 
 
 def parse_seeds(text: str) -> range:
@@ -232,8 +225,8 @@ def _delegate(group: str) -> Callable[[argparse.Namespace], int]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="steersim", description="Model checking and simulation of mid-turn steering.")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser = ArgumentParser(prog="steersim", description="Model checking and simulation of mid-turn steering.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=ArgumentParser)
 
     p = sub.add_parser("models", help="list models, their parameters and bug variants")
     p.add_argument("--json", action="store_true", help="print JSON")

@@ -17,13 +17,13 @@ from models.foundry.explore import Exploration, Explorer, Found, RunSpec, exhaus
 from models.foundry.report import document, lines, write_reports
 from models.foundry.runner import ChainSystem
 from models.foundry.scenarios import NAMED, scenario_named
-from sim.errors import UsageError
+from sim.errors import ArgumentParser, UsageError
 
 STRATEGIES = ("mix", "random", "pct", "exhaustive")
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="steersim conform foundry", description=__doc__.splitlines()[0])
+    p = ArgumentParser(prog="steersim conform foundry", description=__doc__.splitlines()[0])
     p.add_argument("--runs", type=int, default=1000, help="interleavings to run (default 1000)")
     p.add_argument("--seed", type=int, default=0, help="first seed of the sampled runs")
     p.add_argument("--strategy", choices=STRATEGIES, default="mix",

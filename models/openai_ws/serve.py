@@ -9,7 +9,6 @@ obligations, and validates the observation against the model.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import json
@@ -25,7 +24,7 @@ from websockets.exceptions import ConnectionClosed
 
 from models.openai_ws.session import SERVE_DEFAULTS, Finding, Session
 from models.openai_ws.spec import SPEC
-from sim.errors import UsageError
+from sim.errors import ArgumentParser, UsageError
 from sim.model import Action
 from sim.trace import make_trace, read_trace, write_trace
 
@@ -240,7 +239,7 @@ async def _serve_announced(session: Session, choices: SeededChoices | ReplayedCh
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="steersim serve openai-ws",
         description="A Responses WebSocket server on 127.0.0.1 that speaks response.steer as the openai-ws model "
                     "decides; it records the session and checks the client.")

@@ -19,13 +19,13 @@ from typing import Any
 
 from models.openclaw import driver, scenarios
 from models.openclaw.judge import Finding, judge
-from sim.errors import UsageError
+from sim.errors import ArgumentParser, UsageError
 
 DEFAULT_KNOBS = scenarios.Knobs()
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="steersim conform openclaw", description=__doc__.splitlines()[0])
+    parser = ArgumentParser(prog="steersim conform openclaw", description=__doc__.splitlines()[0])
     parser.add_argument("--package-dir", help="installed openclaw package to check (default: the pinned "
                         "reference build, node/node_modules/openclaw-beta)")
     parser.add_argument("--steers", type=int, default=2, help="most steers per scenario (default 2)")
