@@ -39,6 +39,13 @@ def _model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bug", help="run a named bug variant")
 
 
+def _run_args(p: argparse.ArgumentParser, seeds: str) -> None:
+    """The options of commands that simulate seeds."""
+    p.add_argument("--seeds", default=seeds, help=f"A..B inclusive, or N (default {seeds})")
+    p.add_argument("--timing", help="TOML timing profile (default: the model's own)")
+    p.add_argument("--max-steps", type=int, default=10_000, help="steps per run at most")
+
+
 def _build(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
     from sim.registry import get_model_spec
 
@@ -256,9 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("simulate", help="run seeds in virtual time under a timing profile")
     _model_args(p)
-    p.add_argument("--seeds", default="0..99", help="A..B inclusive, or N (default 0..99)")
-    p.add_argument("--timing", help="TOML timing profile (default: the model's own)")
-    p.add_argument("--max-steps", type=int, default=10_000, help="steps per run at most")
+    _run_args(p, "0..99")
     p.add_argument("--max-time", type=float, help="virtual time per run at most")
     p.add_argument("--out", default="steersim-traces", help="folder for the first counterexample's trace")
     p.add_argument("--json", help="write the JSON report here")
@@ -280,9 +285,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("audit", help="run seeds twice in fresh processes and name the first difference")
     _model_args(p)
-    p.add_argument("--seeds", default="0..49", help="A..B inclusive, or N (default 0..49)")
-    p.add_argument("--timing", help="TOML timing profile (default: the model's own)")
-    p.add_argument("--max-steps", type=int, default=10_000, help="steps per run at most")
+    _run_args(p, "0..49")
     p.set_defaults(run=cmd_audit)
 
     p = sub.add_parser("diagram", help="draw a trace as a timing diagram (SVG or PNG)")
