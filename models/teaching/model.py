@@ -172,10 +172,10 @@ class TeachingModel:
         if kind == "agent.clear":
             removed = len(s.q) - len(t.q)
             status = "steered" if s.intr else "completed"
-            return [
-                Event("agent", "queue", "queue.remove", {"removed": removed}),
-                Event("agent", "agent", "turn.end", {"turn": TURN, "status": status}),
-            ]
+            remove = Event("agent", "queue", "queue.remove", {"removed": removed})
+            if self.bug == "turn-left-open" and s.pend:
+                return [remove]
+            return [remove, Event("agent", "agent", "turn.end", {"turn": TURN, "status": status})]
         return []
 
     def facts(self, e: Event) -> list[F.Fact]:
@@ -258,6 +258,7 @@ BUGS = {
     "lost-at-boundary": "a steer that arrives between reading the queue into the history and clearing it is lost",
     "no-skip-result": "calls skipped because of a pending steer get no result",
     "launch-after-steer": "the launch does not check the queue, so calls launch with a steer pending",
+    "turn-left-open": "a turn that delivered steers is not ended before the next model call starts a turn",
 }
 
 SPEC = ModelSpec(
@@ -275,5 +276,6 @@ SPEC = ModelSpec(
         "lost-at-boundary": "no-lost-steers",
         "no-skip-result": "paired-tool-results",
         "launch-after-steer": "steer-before-launch",
+        "turn-left-open": "one-active-turn",
     },
 )
