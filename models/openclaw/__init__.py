@@ -20,6 +20,10 @@ BUGS = {
     "no-final-recheck": "the end of the run does not poll steering again after the follow-up drain",
     "no-debounce": "the follow-up queue drains without waiting for the debounce window",
     "skip-overwrites-preflight": "a parallel steering skip replaces the result of a call its preflight blocked",
+    "overlapping-runs": "an interrupt starts its replacement run while the run it aborts still has a turn open",
+    "double-end-event": "the parallel commit ends a call recalled by steering a second time before its result",
+    "results-out-of-order": "a parallel batch appends each result as its tool finishes, in completion order",
+    "wrong-skip-text": "the parallel launch checkpoint ends recalled calls with the abort text, not the skip text",
 }
 
 BUG_CATCHERS = {
@@ -34,6 +38,10 @@ BUG_CATCHERS = {
     "no-final-recheck": "no-lost-steers",
     "no-debounce": "followup-waits-debounce",
     "skip-overwrites-preflight": "truthful-preflight",
+    "overlapping-runs": "one-active-turn",
+    "double-end-event": "one-start-one-end",
+    "results-out-of-order": "results-in-source-order",
+    "wrong-skip-text": "skip-result-exact",
 }
 
 BUG_PARAMS: dict[str, dict[str, object]] = {
@@ -42,6 +50,7 @@ BUG_PARAMS: dict[str, dict[str, object]] = {
     "stop-outranks-steer": {"stop_after_turn": True},
     "no-debounce": {"mode": "followup"},
     "skip-overwrites-preflight": {"blocked_call": 0},
+    "overlapping-runs": {"mode": "interrupt"},
 }
 """The parameters under which each bug variant shows (the rest keep their defaults)."""
 

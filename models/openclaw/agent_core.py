@@ -226,7 +226,8 @@ def launch_parallel(cfg: Config, st: Step) -> None:
         recalled = ready[:1] if cfg.bug == "partial-parallel-recall" else ready
         for j in recalled:
             if cfg.bug != "skip-without-result":
-                st.emit(E.tool_end(E.call_id(j), E.SKIP_TEXT, started=False, details=E.SKIP_DETAILS))
+                text = E.ABORT_TEXT if cfg.bug == "wrong-skip-text" else E.SKIP_TEXT
+                st.emit(E.tool_end(E.call_id(j), text, started=False, details=E.SKIP_DETAILS))
             st.calls = set_at(st.calls, j, SKIPPED)
         ready = ready[len(recalled):]
     for j in ready:
@@ -244,6 +245,8 @@ def finish_parallel(cfg: Config, st: Step, index: int) -> None:
     if cfg.bug == "cancel-running-tool" and st.steerq:
         st.emit(E.tool_end(call, E.SKIP_TEXT, started=False, details=E.SKIP_DETAILS))
         st.calls = set_at(st.calls, index, SKIPPED)
+    elif cfg.bug == "results-out-of-order":
+        _finish_call(st, index, E.real_text(call), started=True)
     else:
         st.emit(E.tool_end(call, E.real_text(call), started=True))
         st.calls = set_at(st.calls, index, ENDED)
@@ -263,6 +266,8 @@ def commit_parallel(cfg: Config, st: Step) -> None:
         if status == SKIPPED and cfg.bug == "skip-without-result":
             continue
         call = E.call_id(j)
+        if status == SKIPPED and cfg.bug == "double-end-event":
+            st.emit(E.tool_end(call, E.SKIP_TEXT, started=False, details=E.SKIP_DETAILS))
         if status == ENDED and j == cfg.blocked_call and st.drained and cfg.bug == "skip-overwrites-preflight":
             text, details = E.SKIP_TEXT, dict(E.SKIP_DETAILS)
         elif status == ENDED:

@@ -30,19 +30,25 @@ def inbound(cfg: Config, st: Step, n: int) -> None:
         st.emit(E.gateway("run_now", id=item))
         start(st, item)
     elif cfg.mode == "interrupt":
-        interrupt(st, item)
+        interrupt(cfg, st, item)
     elif cfg.mode == "steer" and try_steer(cfg, st, item):
         return
     else:
         enqueue(cfg, st, item)
 
 
-def interrupt(st: Step, item: str) -> None:
+def interrupt(cfg: Config, st: Step, item: str) -> None:
     """Abort the active run and run the newest message after it ends; one replacement at a time."""
     if st.replacement:
         st.emit(E.gateway("interrupt_refused", id=item, reason="still-shutting-down"))
         return
     st.emit(E.gateway("interrupt", id=item))
+    if cfg.bug == "overlapping-runs" and st.phase != IDLE:
+        # The replacement starts without waiting for the aborted run to wind down: whatever that run still
+        # had in flight is dropped with it, and a turn it left open is never ended.
+        st.calls, st.call, st.pending, st.drained, st.has_more = (), 0, (), False, False
+        start(st, item)
+        return
     st.replacement = item
     if st.phase != IDLE:
         st.aborted = True
