@@ -141,9 +141,21 @@ class OpenAIWsModel:
                     for valid in validity:
                         out.append(Action(CLIENT, "client.steer", (target, text, valid)))
         for index, r in enumerate(s.responses):
-            if r.conn == s.conn and r.next == WAITING and not r.answered:
+            due = r.next == WAITING and not r.answered
+            if r.conn == s.conn and (due or self._buggy_continuation(s, index)):
                 out.append(Action(CLIENT, "client.tool_output", (index,)))
         return out
+
+    def _buggy_continuation(self, s: WsState, index: int) -> bool:
+        """Bug `continue-automatic-parent`: the client also continues a parent whose queued steers the
+        server continues itself; bug `continue-twice`: it retries a continuation it already sent (once, so
+        the state space stays finite)."""
+        r = s.responses[index]
+        if self.bug == "continue-automatic-parent":
+            return r.next == AUTO and bool(r.queue)
+        if self.bug == "continue-twice":
+            return r.answered and sum(1 for x in s.responses if x.parent == index) == 1
+        return False
 
     def steer_targets(self, s: WsState) -> list[int]:
         """The two newest responses of each lane whose `response.created` the client has seen."""
@@ -178,9 +190,12 @@ class OpenAIWsModel:
         out = []
         if r.open:
             if r.current_kind == "web_search_call":
-                return [Action(f"tool:{wire.item_id('web_search_call', index)}", "tool.finish", args)]
+                out = [Action(f"tool:{wire.item_id('web_search_call', index)}", "tool.finish", args)]
+                if self.bug == "interrupt-hosted-tool" and r.queue:
+                    out.append(Action(SERVER, "server.interrupt", args))
+                return out
             return [Action(SERVER, "server.item_done", args)]
-        interrupt = bool(r.queue) and self.p["interruption"] != "finish" and not r.client_call_done
+        interrupt = self._interruptible(s, r) and self.p["interruption"] != "finish" and not r.client_call_done
         if interrupt:
             out.append(Action(SERVER, "server.interrupt", args))
         if not (interrupt and self.p["interruption"] == "eager"):
@@ -193,6 +208,13 @@ class OpenAIWsModel:
         if self.bug == "pending-before-completed" and r.client_call_done and self._pending_due(s, r):
             out.append(Action(SERVER, "server.pending", args))
         return out
+
+    def _interruptible(self, s: WsState, r: Response) -> bool:
+        """A steer is queued; bug `steered-without-steer`: the root's first successor also counts the
+        steers it already committed, so it can end incomplete(steered) with none queued."""
+        if self.bug == "steered-without-steer" and r.origin == "auto" and s.responses[r.parent].origin == "root":
+            return True
+        return bool(r.queue)
 
     def _pending_due(self, s: WsState, r: Response) -> bool:
         """Some queued steer has not had its one pending notification yet (R10)."""
@@ -271,7 +293,8 @@ class _Step:
 
     def response_json(self, index: int, reason: str | None = None) -> dict[str, Any]:
         r = self.responses[index]
-        output = [wire.output_item(kind, index, True) for kind in r.kinds[: r.done]]
+        finished = len(r.kinds) if self.bug == "pad-interrupted-output" and reason else r.done
+        output = [wire.output_item(kind, index, True) for kind in r.kinds[:finished]]
         previous = r.parent if r.parent >= 0 else None
         return wire.response_object(index, r.status, output, previous, r.kinds, reason)
 
@@ -315,6 +338,10 @@ class _Step:
         if self.bug == "commit-twice" and p.origin == "root":
             inherited = commits + inherited
         next_state = p.next if p.status == IN_PROGRESS else ENDED
+        if self.bug == "duplicate-successor" and origin == "auto" and p.origin == "root" and p.successor < 0:
+            next_state = AUTO
+        if self.bug == "repeat-terminal-on-successor" and p.status == COMPLETED:
+            self.lifecycle("completed", parent)
         self.update(parent, queue=(), next=next_state)
         index = self.start(p.lane, parent, origin, ("message",), p.steerable, commits)
         self.update(index, queue=inherited)
@@ -335,14 +362,18 @@ class _Step:
         self.events.append(Event(CLIENT, SERVER, "websocket.open", {"path": "/v1/responses", "connection": conn}))
 
     def client_tool_output(self, parent: int) -> None:
-        self.receive(wire.client_tool_output(parent, self.stream(parent)))
+        stream = None if self.bug == "continue-on-default-lane" else self.stream(parent)
+        self.receive(wire.client_tool_output(parent, stream))
         self.update(parent, answered=True)
         self.successor(parent, "explicit")
 
     def client_steer(self, target: int, text: int, valid: bool) -> None:
         number = len(self.steers)
         steer_input = wire.steer_text(text) if valid else wire.invalid_steer_input(target)
-        self.receive(wire.client_steer(target, steer_input))
+        frame = wire.client_steer(target, steer_input)
+        if self.bug == "stream-id-on-steer":
+            frame.update(wire.lane_field(self.stream(target)))
+        self.receive(frame)
         self.steers.append(Steer(target, self.conn, text, valid, REJECTED))
         code = self.refusal(target, valid)
         if code is None:
@@ -351,9 +382,14 @@ class _Step:
         r = self.responses[target]
         available = r.conn == self.conn
         seq = self.seq(target if available else None)
+        if self.bug == "restart-sequence-on-refusal":
+            seq = 0
         stream = self.stream(target) if available else None
         self.send(wire.steer_failed(seq, code, None, target, steer_input, stream))
         self.set_steer(number, REJECTED, code)
+        if (self.bug == "refused-steer-schedules-successor" and code == "response_already_completed"
+                and r.next == ENDED and r.successor < 0):
+            self.update(target, next=AUTO)
 
     def refusal(self, target: int, valid: bool) -> str | None:
         """The error code that refuses a steer before acceptance, or None to accept it (spec 3.5)."""
@@ -361,7 +397,7 @@ class _Step:
         p = self.m.p
         if r.conn != self.conn:
             return "response_not_found"
-        if not r.steerable:
+        if not r.steerable and self.bug != "accept-unsteerable":
             return "steering_not_supported"
         if not valid:
             return "invalid_input"
@@ -389,7 +425,9 @@ class _Step:
             r = self.update(target, next=AUTO)
         self.update(target, queue=(*r.queue, number))
         self.set_steer(number, ACCEPTED)
-        self.send(wire.steer_accepted(self.seq(target), number, target, self.stream(target)))
+        wire_number = len(r.queue) if self.bug == "reuse-steer-id" else number
+        stream = None if self.bug == "no-stream-id-echo" else self.stream(target)
+        self.send(wire.steer_accepted(self.seq(target), wire_number, target, stream))
 
     # ------------------------------------------------------------------ server actions
     def server_item(self, index: int) -> None:
@@ -443,7 +481,7 @@ class _Step:
         scope of the response each steer targeted (A10)."""
         for number in self.responses[index].queue:
             st = self.steers[number]
-            steer_input = wire.steer_text(st.text)
+            steer_input = "" if self.bug == "drop-input-on-failure" else wire.steer_text(st.text)
             self.send(wire.steer_failed(self.seq(st.target), code, number, st.target, steer_input,
                                         self.stream(st.target)))
             self.set_steer(number, FAILED_WITH_ID, code)
@@ -460,7 +498,10 @@ class _Step:
         r = self.responses[index]
         for number in r.queue:
             if self.steers[number].status == ACCEPTED:
-                self.send(wire.steer_pending(self.seq(index), number, index, self.stream(index)))
+                pending = wire.steer_pending(self.seq(index), number, index, self.stream(index))
+                if self.bug == "pending-stub-item-id":
+                    pending["required_input"][0]["call_id"] = wire.item_id("function_call", index)
+                self.send(pending)
                 self.set_steer(number, PENDING)
 
     # ------------------------------------------------------------------ faults

@@ -57,6 +57,30 @@ BUGS = {
     "successor-without-tool-output": "a parent that completed with a client-owned call and queued steers gets an "
                                      "automatic successor without the call's output",
     "resend-accepted": "the client resends the input of a steer that is accepted and still queued",
+    "reuse-steer-id": "steer ids are numbered per response, so a successor's steer reuses an id its parent's "
+                      "steer already had",
+    "steered-without-steer": "the root's first successor ends incomplete(steered) on the steers it already "
+                             "committed, with none queued",
+    "pending-stub-item-id": "response.steer.pending's required_input names the call by its item id, not its "
+                            "call_id",
+    "duplicate-successor": "the server creates a second automatic successor of a root it already continued",
+    "no-stream-id-echo": "response.steer.accepted omits the target's stream_id",
+    "accept-unsteerable": "a conversation-bound response accepts steers instead of failing them "
+                          "steering_not_supported",
+    "refused-steer-schedules-successor": "a steer refused response_already_completed still schedules an "
+                                         "automatic successor of its target",
+    "drop-input-on-failure": "a failure after acceptance returns the steer with an empty input",
+    "pad-interrupted-output": "an interrupted response reports its whole planned output as finished",
+    "repeat-terminal-on-successor": "the server repeats a completed parent's response.completed when it "
+                                    "creates the successor",
+    "restart-sequence-on-refusal": "a refused steer's failure is numbered 0 instead of taking the next sequence "
+                                   "number",
+    "interrupt-hosted-tool": "a queued steer interrupts a response while its hosted tool call is running",
+    "stream-id-on-steer": "the client sends the target's stream_id on response.steer",
+    "continue-automatic-parent": "the client sends its own continuation of a parent whose queued steers "
+                                 "continue automatically",
+    "continue-twice": "the client retries an explicit continuation it already sent",
+    "continue-on-default-lane": "the client sends the explicit continuation without the parent's stream_id",
 }
 
 BUG_CATCHERS = {
@@ -69,6 +93,22 @@ BUG_CATCHERS = {
     "ignore-pending-limit": "inv21-bounded-queue",
     "successor-without-tool-output": "inv08-no-successor-while-input-required",
     "resend-accepted": "client-no-resend-accepted",
+    "reuse-steer-id": "inv04-unique-steer-ids",
+    "steered-without-steer": "inv07-steered-has-accepted-steer",
+    "pending-stub-item-id": "inv09-tool-completeness",
+    "duplicate-successor": "inv11-one-continuation-per-parent",
+    "no-stream-id-echo": "inv14-stream-id-echo",
+    "accept-unsteerable": "inv15-eligibility",
+    "refused-steer-schedules-successor": "inv16-rejected-steer-no-effect",
+    "drop-input-on-failure": "inv17-input-round-trip",
+    "pad-interrupted-output": "inv18-output-never-rewritten",
+    "repeat-terminal-on-successor": "inv19-response-lifecycle",
+    "restart-sequence-on-refusal": "inv20-sequence-numbers-increase",
+    "interrupt-hosted-tool": "safe-output-boundary",
+    "stream-id-on-steer": "client-no-stream-id-on-steer",
+    "continue-automatic-parent": "client-no-automatic-continuation",
+    "continue-twice": "client-one-continuation-per-parent",
+    "continue-on-default-lane": "client-continuation-on-parent-lane",
 }
 
 SPEC = ModelSpec(
@@ -80,5 +120,7 @@ SPEC = ModelSpec(
     factory=lambda params, bug: OpenAIWsModel(params, bug),
     bug_catchers=BUG_CATCHERS,
     # Two steers show these bugs; the default three would multiply their (larger) state spaces.
-    bug_params={"successor-before-terminal": {"steers": 2}, "commit-twice": {"steers": 2}},
+    bug_params={"successor-before-terminal": {"steers": 2}, "commit-twice": {"steers": 2},
+                "accept-unsteerable": {"steerable": False, "steers": 2}, "duplicate-successor": {"steers": 2},
+                "continue-twice": {"steers": 2}},
 )
