@@ -1,9 +1,11 @@
 """Explorer speed and memory: `steersim check teaching` against the plain-Python BFS and Spin.
 
 All three search the same state graph (the teaching model and its Promela twin in ../shared/bench; the
-test suite checks the counts agree). Every engine runs in its own child process, one after the other,
-in this one run, so the ratios are measured side by side. Spin needs Debian's `spin` and `gcc`
-(`apt-get install -y spin gcc`); without them its rows say so.
+test suite checks the counts agree). steersim runs twice: with the vector engine, which `check` takes for
+the teaching model by default (its compiled kernel, `models/teaching/vector.py`), and with the generic
+engine that every model has (at the first size only: it is some forty times slower). Every engine runs
+in its own child process, one after the other, in this one run, so the ratios are measured side by side.
+Spin needs Debian's `spin` and `gcc` (`apt-get install -y spin gcc`); without them its rows say so.
 
     python benchmarks/explorer_bench.py            # K=10 N=5 rows, and the K=14 N=6 reduction row
     python benchmarks/explorer_bench.py --full     # adds K=12 N=6 (about a million states)
@@ -32,19 +34,20 @@ import json, resource, sys, time
 from models.teaching import SPEC
 from sim import CheckOptions, check
 K, N, Q, P, por = (int(a) for a in sys.argv[1:6])
+engine = sys.argv[6]
 model = SPEC.build({"K": K, "N": N, "Q": Q, "P": P})
 with open("/proc/self/statm") as f:
     before = int(f.read().split()[1]) * 4096
 t = time.perf_counter()
-r = check(model, CheckOptions(liveness=False, por=bool(por)))
+r = check(model, CheckOptions(liveness=False, por=bool(por), engine=engine))
 secs = time.perf_counter() - t
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 print(json.dumps({"states": r.states, "secs": secs, "peak": peak, "before": before, "status": r.status}))
 """
 
 
-def run_steersim(K: int, N: int, Q: int, P: int, por: bool) -> dict:
-    out = subprocess.run([sys.executable, "-c", STEERSIM, str(K), str(N), str(Q), str(P), str(int(por))],
+def run_steersim(K: int, N: int, Q: int, P: int, por: bool, engine: str) -> dict:
+    out = subprocess.run([sys.executable, "-c", STEERSIM, str(K), str(N), str(Q), str(P), str(int(por)), engine],
                          capture_output=True, text=True, check=True).stdout
     row = json.loads(out)
     row["mb"] = row["peak"] / 1e6
@@ -96,25 +99,33 @@ def main() -> None:
     parser.add_argument("--full", action="store_true", help="also run K=12 N=6 (about a million states)")
     args = parser.parse_args()
     sizes = [(10, 5, 2, 10)] + ([(12, 6, 2, 12)] if args.full else [])
+    print("steersim runs `check` without liveness, with its vector engine (the default for the teaching model)\n"
+          "and, at the first size, with the generic engine every model has.")
     print(f"{'engine':<32} {'states':>10} {'secs':>8} {'states/s':>10} {'peak MB':>8} {'B/state':>8} {'wall s':>8}")
     ratios = []
     for K, N, Q, P in sizes:
         print(f"-- K={K} N={N} Q={Q} P={P}, no reduction")
-        ours = run_steersim(K, N, Q, P, False)
+        ours = run_steersim(K, N, Q, P, False, "vector")
+        generic = run_steersim(K, N, Q, P, False, "generic") if sizes[0] == (K, N, Q, P) else None
         packed = run_bfs("packed", K, N, Q, P)
         tup = run_bfs("tuple", K, N, Q, P)
         spin = run_spin(K, N, Q, P, "nored")
-        for name, row in (("steersim check (no liveness)", ours), ("bfs.py packed", packed), ("bfs.py tuple", tup),
-                          ("spin nored (chan)", spin)):
-            print(line(name, row))
-        rate = ours["states"] / ours["secs"]
-        ratios.append(f"K={K}: steersim/bfs.py packed {rate / (packed['states'] / packed['secs']):.2f}x, "
-                      f"steersim/bfs.py tuple {rate / (tup['states'] / tup['secs']):.2f}x"
-                      + (f", steersim/spin nored {rate / (spin['states'] / spin['secs']):.2f}x" if spin else ""))
+        rows = [("steersim check, vector engine", ours), ("steersim check, generic engine", generic),
+                ("bfs.py packed", packed), ("bfs.py tuple", tup), ("spin nored (chan)", spin)]
+        for name, row in rows:
+            if row is not None or name.startswith("spin"):
+                print(line(name, row))
+        for name, row in (("vector", ours), ("generic", generic)):
+            if row is None:
+                continue
+            rate = row["states"] / row["secs"]
+            ratios.append(f"K={K} {name}: steersim/bfs.py packed {rate / (packed['states'] / packed['secs']):.2f}x, "
+                          f"steersim/bfs.py tuple {rate / (tup['states'] / tup['secs']):.2f}x"
+                          + (f", steersim/spin nored {rate / (spin['states'] / spin['secs']):.2f}x" if spin else ""))
     K, N, Q, P = 14, 6, 2, 14
     print(f"-- K={K} N={N} Q={Q} P={P}, partial-order reduction (wall s: whole run, Spin with spin -a and gcc)")
     start = time.perf_counter()
-    ours = run_steersim(K, N, Q, P, True)
+    ours = run_steersim(K, N, Q, P, True, "generic")
     ours["wall"] = time.perf_counter() - start
     spin = run_spin(K, N, Q, P, "por")
     print(line("steersim check --por", ours))

@@ -82,7 +82,7 @@ def cmd_check(args: argparse.Namespace) -> int:
                            timeout=args.timeout, max_memory_mb=args.max_memory, keep_going=args.keep_going,
                            liveness=not args.no_liveness, liveness_limit=args.liveness_limit, progress=progress,
                            por=args.por, symmetry=args.symmetry, checkpoint=args.checkpoint,
-                           checkpoint_every=args.checkpoint_every,
+                           checkpoint_every=args.checkpoint_every, engine=args.engine,
                            identity={"model": args.model, "params": params, "bug": args.bug})
     if args.graph:
         from sim.graph import state_graph, write_graph
@@ -242,6 +242,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("check", help="explore every interleaving and judge every property")
     _model_args(p)
     p.add_argument("--strategy", default="bfs", help="bfs (shortest counterexamples, default) or dfs")
+    p.add_argument("--engine", default="auto",
+                   help="generic, vector (a model's compiled kernel: same report, faster) or auto (vector "
+                        "when the model has a kernel and the options allow it; the default)")
     p.add_argument("--max-states", type=int, help="stop (incomplete) after this many distinct states")
     p.add_argument("--max-depth", type=int, help="do not expand states deeper than this (incomplete)")
     p.add_argument("--timeout", type=float, help="stop (incomplete) after this many seconds")

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from sim.checkpoint import load_checkpoint, save_checkpoint
+from sim.errors import UsageError
 from sim.fingerprint import fingerprint
 from sim.liveness import NO_CLASS, find_lasso
 from sim.model import Model
@@ -52,6 +53,7 @@ class CheckOptions:
     identity: dict[str, Any] = field(default_factory=dict)  # what a checkpoint must match to be resumed
     progress: Callable[[dict[str, Any]], None] | None = None
     progress_interval: float = 1.0
+    engine: str = "auto"  # auto | generic | vector (see sim.vector); auto takes vector when it can run
 
 
 @dataclass
@@ -190,6 +192,10 @@ class Explorer:
 
     def _fingerprint(self, pstate: PState) -> int:
         return fingerprint(canonical(self.model, pstate) if self.symmetry else pstate)
+
+    def _index_of(self, pstate: PState) -> int:
+        """The discovery index of a visited state (-1 when unvisited)."""
+        return self.visited.get(self._fingerprint(pstate))
 
     def _ample(self, state: PState, actions: list) -> list | None:
         """A singleton ample set `[(k, transition, fp)]`: the first local action whose step is invisible
@@ -387,7 +393,7 @@ class Explorer:
         state = self._path(u).states[-1]
         for k, action in enumerate(self.product.actions(state)):
             transition = self.product.step(state, action)
-            if transition is not None and self.visited.get(self._fingerprint(transition.target)) == v:
+            if transition is not None and self._index_of(transition.target) == v:
                 return k
         raise RuntimeError("liveness edge not found on re-execution")
 
@@ -416,9 +422,24 @@ class Explorer:
                            self.max_depth, seconds, props, notes)
 
 
+ENGINES = ("auto", "generic", "vector")
+
+
 def check(model: Model, options: CheckOptions | None = None) -> CheckResult:
-    """Explore `model` exhaustively (within the options' limits) and judge every property."""
-    return Explorer(model, options or CheckOptions()).run()
+    """Explore `model` exhaustively (within the options' limits) and judge every property. Both engines
+    give the same report; the vector engine is the fast one, for models that ship a vector kernel."""
+    options = options or CheckOptions()
+    if options.engine not in ENGINES:
+        raise UsageError(f"unknown engine {options.engine!r}; use one of {', '.join(ENGINES)}")
+    if options.engine != "generic":
+        from sim.vector import VectorExplorer, vector_unsupported
+
+        reason = vector_unsupported(model, options)
+        if reason is None:
+            return VectorExplorer(model, options).run()
+        if options.engine == "vector":
+            raise UsageError(f"engine vector cannot run this check: {reason}")
+    return Explorer(model, options).run()
 
 
 def resume(model: Model, path: str, options: CheckOptions) -> CheckResult:

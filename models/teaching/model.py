@@ -208,6 +208,12 @@ class TeachingModel:
         partial-order reduction may explore one finishing order only."""
         return action.kind == "tool.finish"
 
+    def vector_kernel(self) -> Any:
+        """This model compiled for the vector engine (`models.teaching.vector`)."""
+        from models.teaching.vector import TeachingKernel
+
+        return TeachingKernel(self)
+
     def properties(self) -> list[Property]:
         return [
             Always(
