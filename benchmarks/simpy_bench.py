@@ -104,8 +104,7 @@ def main() -> None:
             steps["steersim"] = sum(simulator.run(seed).step_count for seed in range(args.seeds))
             best["steersim"] = max(best["steersim"], steps["steersim"] / (time.perf_counter() - start))
             start = time.perf_counter()
-            kinds: dict = {}
-            steps["simpy"] = sum(simpy_run(**params, clocks=Clocks(profile, seed, kinds)) for seed in range(args.seeds))
+            steps["simpy"] = sum(simpy_run(**params, clocks=Clocks(profile, seed)) for seed in range(args.seeds))
             best["simpy"] = max(best["simpy"], steps["simpy"] / (time.perf_counter() - start))
         label = " ".join(f"{k}={v}" for k, v in params.items())
         for name in ("steersim", "simpy"):

@@ -11,13 +11,15 @@ same run.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 from sim.model import Action, Model
 from sim.product import Product, PState, Transition, Violation
-from sim.timing import Clocks, Delay, TimingProfile
+from sim.timing import Clocks, TimingProfile
 
 QUIESCENT, STEP_LIMIT, TIME_LIMIT, VIOLATION = "quiescent", "step-limit", "time-limit", "violation"
 
@@ -28,7 +30,7 @@ class TimedStep:
     transition: Transition
 
 
-@dataclass
+@dataclass(slots=True)
 class SimRun:
     """One simulated run. `steps` is filled only when the run was recorded."""
 
@@ -43,34 +45,54 @@ class SimRun:
     final: PState | None = None
 
 
-_UNKNOWN = object()  # an edge not yet taken
 INF = float("inf")
+_UNKNOWN, _NO_OP = None, ()  # an edge not yet taken, and an action that is a no-op: both falsy, one test
 
 
 class _Node:
     """What the simulator knows of one product state: its enabled actions and their kinds, the
-    `sometimes` properties it satisfies, and per action the edge taken from it (computed the first
-    time). Models are pure, so a node serves every seed that passes through its state."""
+    `sometimes` properties it satisfies, per action the edge taken from it (computed the first time),
+    and what the monitors say if the run ends there. Models are pure, so a node serves every seed that
+    passes through its state."""
 
-    __slots__ = ("actions", "edges", "kinds", "positions", "reached")
+    __slots__ = ("actions", "edges", "ending", "kinds", "positions", "reached", "state")
 
-    def __init__(self, actions: Sequence[Action], reached: frozenset[str]) -> None:
+    def __init__(self, state: PState, actions: Sequence[Action], reached: frozenset[str]) -> None:
+        self.state = state
         self.actions = tuple(actions)
         self.kinds = tuple(a.kind for a in self.actions)
         self.positions = {a: i for i, a in enumerate(self.actions)}
         self.reached = reached
         self.edges: list[Any] = [_UNKNOWN] * len(self.actions)
+        self.ending: tuple[Violation, ...] | None = None
 
 
 class _Edge(NamedTuple):
-    """A transition, the node it leads to, and how clocks move along it: `carry` pairs (position in the
-    target, position in the source) of the actions that stay enabled and keep their clocks; `fresh` the
-    positions of the actions that draw new ones (newly enabled, or the fired action enabled again)."""
+    """A transition and how clocks move along it. The first four fields are what every step reads (the
+    rest only the steps that record, break a property or reach one, and the slow path): the target's
+    edges; `carry`, which picks for each action of the target the clock it keeps from the source (the
+    actions that draw new ones take a placeholder); `fresh`, the (position, kind) of the actions that
+    draw new clocks (newly enabled, or the fired action enabled again); and `notable`, whether the step
+    breaks a property or reaches one the source did not (`gain`)."""
 
+    edges: list[Any]
+    carry: Callable[[Sequence[float]], Sequence[float]] | None
+    fresh: tuple[tuple[int, str], ...]
+    notable: bool
     transition: Transition
     target: _Node
-    carry: tuple[tuple[int, int], ...]
-    fresh: tuple[int, ...]
+    gain: frozenset[str]
+
+
+def _picker(sources: tuple[int, ...]) -> Callable[[Sequence[float]], Sequence[float]]:
+    """`itemgetter(*sources)` as a function that always returns a tuple (itemgetter returns the item
+    itself for a single index, and takes no empty list)."""
+    if len(sources) >= 2:
+        return itemgetter(*sources)
+    if sources:
+        source = sources[0]
+        return lambda times: (times[source],)
+    return lambda times: ()
 
 
 class Simulator:
@@ -83,98 +105,152 @@ class Simulator:
         self.timing = timing or TimingProfile.from_mapping(model.default_timing())
         self.max_steps = max_steps
         self.max_time = max_time
+        # a step fires at `when < limit`: `when > max_time` ends the run, and INF means nothing can fire
+        self._limit = INF if max_time is None else math.nextafter(max_time, INF)
         self.cache_states = cache_states
         self._nodes: dict[PState, _Node] = {}
-        self._kinds: dict[str, tuple[Delay, int]] = {}
+        self._shared: dict[Any, Any] = {}
+        self._inits: list[tuple[_Node, tuple[Violation, ...]]] | None = None
 
     def _node(self, state: PState) -> _Node:
         node = self._nodes.get(state)
         if node is None:
             if len(self._nodes) >= self.cache_states:
                 self._nodes.clear()
+                self._shared.clear()
+                self._inits = None
             model_state = state[0]
             reached = frozenset(p.name for p in self.product.sometimes if p.state(model_state))
-            node = self._nodes[state] = _Node(self.product.actions(state), reached)
+            node = self._nodes[state] = _Node(state, self.product.actions(state), reached)
         return node
 
-    def _edge(self, node: _Node, state: PState, index: int) -> _Edge | None:
-        """Take action `index` from `node` for the first time; None when it is a no-op there (it keeps
+    def _share(self, key: Any, make: Callable[[], Any] | None = None) -> Any:
+        """The one instance of an edge's part that many edges have alike (a carry, a fresh list, a gain):
+        there are few distinct ones, and sharing them keeps them in the CPU's cache when the runs spread
+        over many states."""
+        shared = self._shared.get(key)
+        if shared is None:
+            shared = self._shared[key] = key if make is None else make()
+        return shared
+
+    def _edge(self, node: _Node, index: int) -> _Edge | tuple[()]:
+        """Take action `index` from `node` for the first time; `_NO_OP` when it is a no-op there (it keeps
         its clock but cannot fire from this state)."""
         fired = node.actions[index]
-        transition = self.product.step(state, fired)
-        edge = None
+        transition = self.product.step(node.state, fired)
+        edge: _Edge | tuple[()] = _NO_OP
         if transition is not None:
             target = self._node(transition.target)
-            carry, fresh = [], []
+            sources, fresh = [], []
             for position, action in enumerate(target.actions):
                 source = node.positions.get(action)
                 if source is None or action == fired:
-                    fresh.append(position)
+                    sources.append(None)
+                    fresh.append(self._share((position, action.kind)))
                 else:
-                    carry.append((position, source))
-            edge = _Edge(transition, target, tuple(carry), tuple(fresh))
+                    sources.append(source)
+            carry = None  # every kept clock stays where it is: the source's list serves, updated
+            if len(sources) != len(node.actions) or any(s not in (None, p) for p, s in enumerate(sources)):
+                picks = tuple(0 if s is None else s for s in sources)
+                carry = self._share(("carry", *picks), lambda: _picker(picks))
+            gain = self._share(target.reached - node.reached)
+            edge = _Edge(target.edges, carry, self._share(tuple(fresh)), bool(transition.violations or gain),
+                         transition, target, gain)
         node.edges[index] = edge
         return edge
 
+    def _choose(self, node: _Node, times: list[float]) -> tuple[float, _Edge | None]:
+        """The next step the slow way, when the quick look in `run` found no edge ready to take: the first
+        earliest clock, computing edges not yet taken and dropping the clocks of actions that are no-ops
+        here; None when no clock is left, or the earliest is past the time bound."""
+        while times:
+            when = min(times)
+            if when == INF:
+                break
+            index = times.index(when)  # the first minimum: the action listed first wins ties
+            edge = node.edges[index]
+            if edge is _UNKNOWN:
+                edge = self._edge(node, index)
+            if edge:
+                return when, (edge if when < self._limit else None)
+            times[index] = INF
+        return INF, None
+
+    def _start(self, clocks: Clocks) -> tuple[int, _Node, tuple[Violation, ...]]:
+        """The run's initial state (drawn from the `init` stream when there are several) as a node, and
+        the properties it breaks. They are the same for every seed, so computed once (again after the
+        memo of states is cleared)."""
+        inits = self._inits
+        if inits is None:
+            product = self.product
+            inits = [(self._node(state), product.state_violations(state)) for state in product.init_states()]
+            self._inits = inits
+        index = 0 if len(inits) == 1 else int(clocks.delay("init") * 1e9) % len(inits)
+        return index, *inits[index]
+
     def run(self, seed: int, record: bool = False) -> SimRun:
-        product = self.product
-        clocks = Clocks(self.timing, seed, self._kinds)
-        buffers = clocks.buffers
-        inits = product.init_states()
-        init_index = 0 if len(inits) == 1 else int(clocks.delay("init") * 1e9) % len(inits)
-        state = inits[init_index]
-        node = self._node(state)
-        reached = set(node.reached)
-        violations = list(product.state_violations(state))
+        """One run. The loop is the simulator's hot path, so it is written for speed: each step looks
+        up the earliest clock's edge and moves the clocks along it, reading only the edge's first four
+        fields, and leaves everything unusual to `_choose` and to the edge's `notable` flag."""
+        clocks = Clocks(self.timing, seed)
+        init_index, node, initial_violations = self._start(clocks)
+        violations = list(initial_violations)
+        reached = node.reached
         steps: list[TimedStep] = []
         now = 0.0
         count = 0
-        end = VIOLATION if violations else QUIESCENT
+        end = VIOLATION if violations else STEP_LIMIT
         times = [clocks.delay(kind) for kind in node.kinds]
-        while not violations:
-            if count >= self.max_steps:
-                end = STEP_LIMIT
-                break
-            edge = None
-            while times:
+        edges = node.edges
+        edge: Any = None  # the last edge taken
+        limit = self._limit
+        max_steps = 0 if violations else self.max_steps  # a run that starts broken takes no step
+        while count < max_steps:
+            # the first earliest clock (the action listed first wins ties); two clocks are the commonest
+            # case, and cheaper to compare than to hand to min()
+            if len(times) == 2:
+                when, other = times
+                index = 0
+                if other < when:
+                    when, index = other, 1
+            elif times:
                 when = min(times)
-                if when == INF:
+                index = times.index(when)
+            else:
+                when, index = INF, 0
+            step = edges[index] if when < limit else _UNKNOWN
+            if not step:
+                when, step = self._choose(edge.target if edge else node, times)
+                if step is None:
+                    end = TIME_LIMIT if when < INF else QUIESCENT
                     break
-                index = times.index(when)  # the first minimum: the action listed first wins ties
-                edge = node.edges[index]
-                if edge is _UNKNOWN:
-                    edge = self._edge(node, state, index)
-                if edge is not None:
-                    break
-                times[index] = INF
-            if edge is None:
-                violations.extend(product.end_violations(state))
-                end = VIOLATION if violations else QUIESCENT
-                break
-            if self.max_time is not None and when > self.max_time:
-                end = TIME_LIMIT
-                break
+            edge = step
+            edges = edge[0]
+            if edge[1]:
+                times = [*edge[1](times)]
+            for position, kind in edge[2]:
+                try:
+                    times[position] = when + clocks[kind]()
+                except IndexError:
+                    times[position] = when + clocks.refill(kind)
             now = when
             count += 1
-            transition, node, carry, fresh = edge
-            state = transition.target
-            following = [INF] * len(node.kinds)
-            for position, source in carry:
-                following[position] = times[source]
-            for position in fresh:
-                kind = node.kinds[position]
-                buffer = buffers.get(kind)
-                following[position] = now + (buffer.pop() if buffer else clocks.delay(kind))
-            times = following
             if record:
-                steps.append(TimedStep(now, transition))
-            if transition.violations:
-                violations.extend(transition.violations)
-                end = VIOLATION
-                break
-            if node.reached:
-                reached |= node.reached
-        return SimRun(seed, init_index, end, now, count, violations, frozenset(reached), steps, state)
+                steps.append(TimedStep(now, edge.transition))
+            if edge[3]:
+                if edge.transition.violations:
+                    violations.extend(edge.transition.violations)
+                    end = VIOLATION
+                    break
+                reached = reached | edge.gain
+        if edge:
+            node = edge.target
+        if end == QUIESCENT:
+            if node.ending is None:
+                node.ending = self.product.end_violations(node.state)
+            violations.extend(node.ending)
+            end = VIOLATION if violations else QUIESCENT
+        return SimRun(seed, init_index, end, now, count, violations, reached, steps, node.state)
 
 
 def simulate(model: Model, seed: int, timing: TimingProfile | None = None, max_steps: int = 100_000,

@@ -20,15 +20,19 @@ name with `SeedSequence`, so adding an action kind to a model does not perturb t
 from __future__ import annotations
 
 import math
+import operator
+import threading
 import tomllib
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from hashlib import blake2b
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.random.bit_generator import ISeedSequence
 
 from sim.errors import UsageError
 
@@ -78,18 +82,21 @@ class Delay:
         return {"dist": self.dist, **dict(zip(DISTRIBUTIONS[self.dist], self.params, strict=True))}
 
     def draw(self, rng: np.random.Generator, size: int) -> list[float]:
-        """`size` delays. Scaled standard draws: the same numbers as numpy's parametrised samplers,
-        without their per-call argument checking, which dominates for small blocks."""
+        """`size` delays: `median * exp(sigma * z)` for a lognormal, `low + (high - low) * u` for a uniform
+        and `mean * e` for an exponential, with z, u and e numpy's standard normal, uniform and exponential
+        draws. Written with as few numpy calls as give those numbers, as the call overhead dominates for
+        small blocks: numpy's exponential(mean) and normal(0, sigma) are those same products."""
         p = self.params
-        if self.dist == "immediate":
-            return [0.0] * size
-        if self.dist == "constant":
-            return [p[0]] * size
+        if self.dist == "exponential":
+            return rng.exponential(p[0], size).tolist()
+        if self.dist == "lognormal":
+            values = rng.normal(0.0, p[1], size)
+            np.exp(values, out=values)
+            values *= p[0]
+            return values.tolist()
         if self.dist == "uniform":
             return (p[0] + (p[1] - p[0]) * rng.random(size)).tolist()
-        if self.dist == "exponential":
-            return (p[0] * rng.standard_exponential(size)).tolist()
-        return (p[0] * np.exp(p[1] * rng.standard_normal(size))).tolist()
+        return [p[0] if p else 0.0] * size
 
 
 @dataclass(frozen=True)
@@ -98,6 +105,9 @@ class TimingProfile:
 
     entries: tuple[tuple[str, Delay], ...]
     default: Delay
+    # what the runs under this profile learn about its kinds, shared by all their `Clocks` (a lambda, as
+    # the class is defined below)
+    kind_table: _KindTable = field(default_factory=lambda: _KindTable(), init=False, repr=False, compare=False)
 
     @classmethod
     def from_mapping(cls, spec: Mapping[str, Any]) -> TimingProfile:
@@ -133,46 +143,153 @@ def kind_key(kind: str) -> int:
     return int.from_bytes(blake2b(kind.encode(), digest_size=4).digest(), "little")
 
 
-class Clocks:
-    """Per-kind delay streams for one run. `delay(kind)` is the next firing delay for that kind."""
+# SeedSequence's hashing (numpy/random/bit_generator.pyx): its constants, and the order in which
+# generate_state reads the pool for the eight 32-bit words of PCG64's 128-bit seed and increment.
+_INIT_A, _MULT_A, _INIT_B, _MULT_B = 0x43B0D7E5, 0x931E8875, 0x8B51F9DD, 0x58F38DED
+_MIX_MULT_L, _MIX_MULT_R, _MASK32 = np.uint32(0xCA01F9DD), np.uint32(0x4973F715), 0xFFFFFFFF
+_XSHIFT = np.uint32(16)
+_CYCLE = np.array([0, 1, 2, 3, 0, 1, 2, 3])
 
-    def __init__(self, profile: TimingProfile, seed: int, kinds: dict[str, tuple[Delay, int]] | None = None) -> None:
-        """`kinds` memoises each kind's delay and stream key; pass one dict to the Clocks of every run
-        that shares `profile`, so the lookup is done once per sweep."""
+
+def _hash_constants(init: int, mult: int, first: int, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """What SeedSequence's hashmix XORs into, and multiplies by, the value of each of its calls number
+    `first` to `first + count - 1`: its hash constant moves on at every call, whatever the data."""
+    constant = init
+    for _ in range(first):
+        constant = constant * mult & _MASK32
+    chain = [constant]
+    for _ in range(count):
+        chain.append(chain[-1] * mult & _MASK32)
+    return np.array(chain[:-1], np.uint32), np.array(chain[1:], np.uint32)
+
+
+_STATE_XOR, _STATE_MULT = _hash_constants(_INIT_B, _MULT_B, 0, len(_CYCLE))
+_Generator, _PCG64 = np.random.Generator, np.random.PCG64  # looked up once: every run builds a few
+
+
+class _KindTable:
+    """What every run under one profile shares about its kinds: each kind's delay and stream key,
+    resolved once, and the keys of the kinds that draw random delays as one array, so that a run
+    seeds all their streams in a few numpy operations (`_stream_words`). A cache: a copy starts empty.
+    Clocks in several threads may share it, so what changes it takes a lock."""
+
+    def __init__(self) -> None:
+        self.kinds: dict[str, tuple[Delay, int]] = {}  # kind -> its delay, and its row in `keys` (-1: constant)
+        self.keys = np.empty(0, np.uint32)
+        self._hashed: dict[int, np.ndarray] = {}  # by SeedSequence call number: the keys hashed there
+        self._lock = threading.Lock()
+
+    def __reduce__(self) -> tuple[type[_KindTable], tuple[()]]:
+        return _KindTable, ()
+
+    def resolve(self, kind: str, profile: TimingProfile) -> tuple[Delay, int]:
+        """Look a kind up in the profile, the first time a run meets it."""
+        with self._lock:
+            resolved = self.kinds.get(kind)
+            if resolved is None:
+                delay = profile.delay_for(kind)
+                row = -1
+                if delay.dist not in ("immediate", "constant"):
+                    row = len(self.keys)
+                    self.keys = np.append(self.keys, np.uint32(kind_key(kind)))
+                    self._hashed = {}
+                resolved = self.kinds[kind] = (delay, row)
+            return resolved
+
+    def hashed_keys(self, calls: int) -> np.ndarray:
+        """Each key (row) as SeedSequence mixes it into the pool words, in generate_state's order: hashed
+        by hashmix calls number `calls` to `calls + 3` (those after the seed's own), times `_MIX_MULT_R`."""
+        with self._lock:
+            hashed = self._hashed.get(calls)
+            if hashed is None:
+                xor, mult = _hash_constants(_INIT_A, _MULT_A, calls, 4)
+                hashed = (self.keys[:, None] ^ xor) * mult
+                hashed ^= hashed >> _XSHIFT
+                hashed = self._hashed[calls] = np.ascontiguousarray((_MIX_MULT_R * hashed)[:, _CYCLE])
+            return hashed
+
+
+def _seed_pool(seed: int) -> tuple[np.ndarray, int]:
+    """The pool `SeedSequence(seed, spawn_key=(key,))` has mixed before it reaches the key, and how many
+    hashmix calls that took: the seed's words, padded to the pool size, then any words beyond it. It is
+    the pool of `SeedSequence(seed)`, whose words are the same up to that padding with zeros."""
+    words = max(1, (operator.index(seed).bit_length() + 31) // 32)
+    return np.random.SeedSequence(seed).pool, 4 + 12 + 4 * max(0, words - 4)
+
+
+def _stream_words(pool: np.ndarray, hashed_keys: np.ndarray) -> np.ndarray:
+    """Per key (row), the words `SeedSequence(seed, spawn_key=(key,)).generate_state(4, np.uint64)`
+    returns, which PCG64 seeds itself with: SeedSequence's mixing of each key into the seed's pool
+    and its generate_state, for all keys at once, on uint32 arrays (which wrap like its uint32_t)."""
+    state = (pool * _MIX_MULT_L)[_CYCLE] - hashed_keys
+    state ^= state >> _XSHIFT
+    state ^= _STATE_XOR
+    state *= _STATE_MULT
+    state ^= state >> _XSHIFT
+    return state.astype("<u4", copy=False).view("<u8").astype(np.uint64, copy=False)
+
+
+class _StreamSeed(tuple, ISeedSequence):
+    """A seed sequence that hands PCG64 the state words `_stream_words` computed for it: PCG64 asks its
+    seed sequence for exactly `generate_state(4, np.uint64)`. A one-item tuple of the words, as a
+    tuple is built in C (every random kind of every run builds one)."""
+
+    def generate_state(self, n_words: int, dtype: Any = np.uint32) -> np.ndarray:
+        if n_words != 4 or dtype is not np.uint64:
+            raise ValueError("a stream seed only seeds PCG64")
+        return self[0]
+
+
+class Clocks(dict[str, Callable[[], float]]):
+    """Per-kind delay streams for one run. `delay(kind)` is the next firing delay for that kind.
+
+    A kind's stream is `Generator(PCG64(SeedSequence(seed, spawn_key=(kind_key(kind),))))`, created
+    when the kind first needs a random delay. Built that way it costs more than the few delays a short
+    run takes from it, so the seeds of all the profile's random kinds are derived together from the
+    seed's pool (the same words, see `_stream_words`), and the delays are drawn in blocks that double.
+
+    For a hot loop, the clocks are also a mapping from each kind to a callable that returns its next
+    delay, or raises IndexError when its block is used up (then `refill(kind)`): a bound `list.pop`, or
+    `repeat.__next__` for a constant, so that a delay costs one dict lookup and one C call. A kind is
+    set up when first looked up. (The mapping is the object itself, not an attribute that points back
+    to it: such a cycle would leave every run's clocks to the garbage collector.)"""
+
+    __slots__ = ("_streams", "_words", "profile", "seed")
+
+    def __init__(self, profile: TimingProfile, seed: int) -> None:
         self.profile = profile
         self.seed = seed
-        self.buffers: dict[str, list[float]] = {}  # per kind, the delays drawn and not yet used, last first
-        self._streams: dict[str, list[Any]] = {}
-        self._kinds = {} if kinds is None else kinds
+        self._streams: dict[str, list[Any]] = {}  # per kind: its generator, delay and next block size
+        self._words: list[np.ndarray] = []  # `_stream_words` for the profile's random kinds, one per row
 
     def delay(self, kind: str) -> float:
-        buffer = self.buffers.get(kind)
-        if not buffer:
-            stream = self._streams.get(kind)
-            if stream is None:
-                resolved = self._kinds.get(kind)
-                if resolved is None:
-                    resolved = self._kinds[kind] = (self.profile.delay_for(kind), kind_key(kind))
-                delay, key = resolved
-                if delay.dist in ("immediate", "constant"):
-                    value = delay.params[0] if delay.params else 0.0
-                    self.buffers[kind] = _Constant(value)
-                    return value
-                seq = np.random.SeedSequence(self.seed, spawn_key=(key,))
-                stream = self._streams[kind] = [np.random.Generator(np.random.PCG64(seq)), delay, FIRST_BLOCK]
-            buffer = stream[1].draw(stream[0], stream[2])
-            stream[2] = min(stream[2] * 2, MAX_BLOCK)
-            buffer.reverse()
-            self.buffers[kind] = buffer
-        return buffer.pop()
+        try:
+            return self[kind]()
+        except IndexError:
+            return self.refill(kind)
 
+    def __missing__(self, kind: str) -> Callable[[], float]:
+        """Set up `kind`'s draws on its first use in this run."""
+        table = self.profile.kind_table
+        delay, row = table.kinds.get(kind) or table.resolve(kind, self.profile)
+        if row < 0:
+            draw = self[kind] = repeat(delay.params[0] if delay.params else 0.0).__next__
+            return draw
+        words = self._words
+        if row >= len(words):  # the run's first random kind, or one new to the profile
+            pool, calls = _seed_pool(self.seed)
+            words = self._words = list(_stream_words(pool, table.hashed_keys(calls)))
+        stream = self._streams[kind] = [_Generator(_PCG64(_StreamSeed((words[row],)))), delay, FIRST_BLOCK]
+        return self._next_block(kind, stream)
 
-class _Constant(list):
-    """A buffer that never runs out: constant delays need no stream."""
+    def refill(self, kind: str) -> float:
+        """The next delay of a kind whose block is used up."""
+        return self._next_block(kind, self._streams[kind])()
 
-    def __init__(self, value: float) -> None:
-        super().__init__((value,))
-        self.value = value
-
-    def pop(self, index: int = -1) -> float:  # type: ignore[override]
-        return self.value
+    def _next_block(self, kind: str, stream: list[Any]) -> Callable[[], float]:
+        generator, delay, size = stream
+        block = delay.draw(generator, size)
+        block.reverse()
+        stream[2] = size * 2 if size < MAX_BLOCK else size
+        draw = self[kind] = block.pop
+        return draw
