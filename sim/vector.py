@@ -217,13 +217,16 @@ class VectorExplorer(Explorer):
         self.actors: list[str] = []
         self.actor_codes: dict[str, int] = {}
         self.actor_class: list[int | None] = []  # per actor code, its fairness class once assigned
-        goal_of = {p.name: p.goal for p in product.liveness}
-        self.live_monitors = [next(i for i, m in enumerate(product.monitors) if f"{m.name}.eventually" == name)
-                              for name in self.live_names if name in goal_of]
+        # each liveness property checked is a monitor's `.eventually` (a model's own ones are refused)
+        monitor_of = {f"{m.name}.eventually": i for i, m in enumerate(product.monitors)}
+        self.live_monitors = [monitor_of[name] for name in self.live_names]
 
     # ------------------------------------------------------------------ search
     def run(self, resumed: Any = None, seconds_before: float = 0.0) -> CheckResult:
-        started = time.monotonic()
+        """Search from the initial states (a vector run never checkpoints, so it never resumes)."""
+        if resumed is not None:
+            raise ValueError("the vector engine does not resume checkpoints")
+        started = time.monotonic() - seconds_before
         opts = self.options
         rows, ids = self._initial_level()
         depth = 0
