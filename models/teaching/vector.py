@@ -117,8 +117,8 @@ class TeachingKernel:
 
     def _batch(self, source: np.ndarray, position: np.ndarray, actor: str, targets: np.ndarray,
                facts: np.ndarray, broken: dict[str, np.ndarray] | None = None) -> StepBatch:
-        return StepBatch(source, position[source] if position.ndim else np.full(len(source), position),
-                         actor, targets, facts, broken or {})
+        """`position` holds each level row's position of this action; the batch keeps its sources'."""
+        return StepBatch(source, position[source], actor, targets, facts, broken or {})
 
     def _steer(self, rows: np.ndarray, src: np.ndarray) -> StepBatch:
         c, Q = self.col, self.model.Q
@@ -133,7 +133,7 @@ class TeachingKernel:
         index = steer.astype(np.int64) - 1
         answer = np.where(accept, self.code["accepted"], self.code["rejected"]) + index
         facts = np.stack([self.code["submitted"] + index, answer], axis=1)
-        return self._batch(src, np.int64(0), "user", t, facts)
+        return self._batch(src, np.zeros(len(rows), dtype=np.int64), "user", t, facts)  # listed first
 
     def _finish(self, rows: np.ndarray, src: np.ndarray, j: int, position: np.ndarray) -> StepBatch:
         t = rows[src].copy()
