@@ -3,6 +3,15 @@
 import argparse
 from typing import NoReturn
 
+# What each exit code of every steersim command means (README, "Exit codes"): one meaning each, so a CI job
+# can tell a finding from a crash.
+EXIT_OK = 0  # every property holds
+EXIT_VIOLATION = 1  # a property is violated (conform and serve: a finding)
+EXIT_USAGE = 2  # bad usage or bad input: one line says what is wrong and how to fix it
+EXIT_INCOMPLETE = 3  # a limit was hit before any violation, or nothing was judged
+EXIT_INTERNAL = 4  # an internal error of steersim: one line says where the traceback went and where to report it
+EXIT_INTERRUPTED = 130  # Ctrl-C: the partial report was written with status "interrupted"
+
 
 class UsageError(Exception):
     """Bad usage or bad input. The message names the problem and how to fix it."""
