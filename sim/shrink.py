@@ -26,6 +26,7 @@ shrunk trace's times are those delays added up: a trace `steersim replay` accept
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,7 +60,7 @@ class Shrunk:
 
     @property
     def total_delay(self) -> float:
-        return sum(self.delays)
+        return math.fsum(self.delays)  # rounded once: the same on every Python (sum() changed in 3.12)
 
     def times(self) -> list[float]:
         out, now = [], 0.0

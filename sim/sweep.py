@@ -7,6 +7,7 @@ recording on to write its trace: runs are deterministic, so re-running is cheape
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -95,7 +96,7 @@ class SweepReport:
 
     def summary_line(self) -> str:
         return (f"{self.status}: {self.runs} runs, {self.steps:,} steps, {self.violating_runs} violating runs, "
-                f"{sum(v.time for v in self.verdicts):,.1f} s of virtual time")
+                f"{math.fsum(v.time for v in self.verdicts):,.1f} s of virtual time")
 
     def property_lines(self) -> list[str]:
         lines = []
@@ -109,7 +110,7 @@ class SweepReport:
             "model": self.model, "params": self.params, "bug": self.bug, "timing": self.timing,
             "seeds": list(self.seeds), "status": self.status, "runs": self.runs, "steps": self.steps,
             "violations": self.violating_runs,
-            "seconds": round(sum(v.time for v in self.verdicts), 6),
+            "seconds": round(math.fsum(v.time for v in self.verdicts), 6),  # rounded once, on any Python
             "properties": self.property_status(),
             "first_counterexample": None if self.first_seed is None else {"seed": self.first_seed,
                                                                           "trace": self.first_trace},

@@ -15,6 +15,13 @@ in a model's `default_timing()` and in a trace header alike:
 
 Each kind draws from its own numpy stream, derived from the run's seed and a stable hash of the kind's
 name with `SeedSequence`, so adding an action kind to a model does not perturb the delays of the others.
+
+A delay has the same bits on every machine. The streams give uniform doubles (PCG64's words, a shift and
+a power of two: exact), and a delay is made of them with IEEE-754 basic operations (correctly rounded
+everywhere, numpy's SIMD kernels included) and with logarithms, square roots, cosines and exponentials
+that MPFR rounds correctly. Not with libm's or numpy's `exp` and `log`, nor numpy's normal and
+exponential samplers (which call libm in their tails): those are only within an ulp or so, and the
+ulp they miss by depends on the CPU (numpy's AVX-512 kernels, glibc's FMA code paths).
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from itertools import repeat
 from pathlib import Path
 from typing import Any
 
+import gmpy2
 import numpy as np
 from numpy.random.bit_generator import ISeedSequence
 
@@ -45,6 +53,10 @@ DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "lognormal": ("median", "sigma"),
 }
 FIRST_BLOCK, MAX_BLOCK = 32, 1024  # delays drawn per numpy call: blocks double, so short runs draw little
+# binary64 (precision, exponent range and subnormals) with every result correctly rounded; its own
+# methods, not operators, as those follow a context that any caller may change
+_BINARY64 = gmpy2.ieee(64)
+_TWO_PI = _BINARY64.mul(2, gmpy2.const_pi(53))
 
 
 @dataclass(frozen=True)
@@ -81,22 +93,40 @@ class Delay:
     def to_mapping(self) -> dict[str, Any]:
         return {"dist": self.dist, **dict(zip(DISTRIBUTIONS[self.dist], self.params, strict=True))}
 
-    def draw(self, rng: np.random.Generator, size: int) -> list[float]:
-        """`size` delays: `median * exp(sigma * z)` for a lognormal, `low + (high - low) * u` for a uniform
-        and `mean * e` for an exponential, with z, u and e numpy's standard normal, uniform and exponential
-        draws. Written with as few numpy calls as give those numbers, as the call overhead dominates for
-        small blocks: numpy's exponential(mean) and normal(0, sigma) are those same products."""
+    def draw(self, rng: np.random.Generator, size: int) -> list[Any]:
+        """What `size` delays are made of, from the kind's stream of uniform doubles u, v, ... in [0, 1):
+        a uniform's delays themselves, `low + (high - low) * u` (exact in numpy); an exponential's u; a
+        lognormal's pairs (u, v). `reader` makes the delays: lazily, one when it is asked for, because
+        a correctly rounded logarithm costs a microsecond and a run uses few of the delays it draws."""
         p = self.params
-        if self.dist == "exponential":
-            return rng.exponential(p[0], size).tolist()
-        if self.dist == "lognormal":
-            values = rng.normal(0.0, p[1], size)
-            np.exp(values, out=values)
-            values *= p[0]
-            return values.tolist()
         if self.dist == "uniform":
             return (p[0] + (p[1] - p[0]) * rng.random(size)).tolist()
+        if self.dist == "exponential":
+            return rng.random(size).tolist()
+        if self.dist == "lognormal":
+            values = rng.random(2 * size).tolist()
+            return list(zip(values[0::2], values[1::2], strict=True))
         return [p[0] if p else 0.0] * size
+
+    def reader(self, pop: Callable[[], Any]) -> Callable[[], float]:
+        """The next delay, from what `pop` takes off a block of `draw` (an IndexError when the block is
+        used up goes through): `mean * -log(1 - u)` for an exponential; `median * exp(sigma * z)` for a
+        lognormal, with Box and Muller's standard normal `z = sqrt(-2 log(1 - u)) * cos(2 pi v)`. Each
+        operation is binary64 and rounded correctly, so the delay has the same bits everywhere."""
+        p = self.params
+        if self.dist == "exponential":
+            mean, log1p = p[0], _BINARY64.log1p
+            return lambda: mean * -float(log1p(-pop()))
+        if self.dist == "lognormal":
+            median, sigma = p
+            mul, sqrt, log1p, cos, exp = _BINARY64.mul, _BINARY64.sqrt, _BINARY64.log1p, _BINARY64.cos, _BINARY64.exp
+
+            def lognormal() -> float:
+                u, v = pop()
+                return median * float(exp(mul(sigma, mul(sqrt(mul(-2, log1p(-u))), cos(mul(_TWO_PI, v))))))
+
+            return lognormal
+        return pop
 
 
 @dataclass(frozen=True)
@@ -249,8 +279,9 @@ class Clocks(dict[str, Callable[[], float]]):
     seed's pool (the same words, see `_stream_words`), and the delays are drawn in blocks that double.
 
     For a hot loop, the clocks are also a mapping from each kind to a callable that returns its next
-    delay, or raises IndexError when its block is used up (then `refill(kind)`): a bound `list.pop`, or
-    `repeat.__next__` for a constant, so that a delay costs one dict lookup and one C call. A kind is
+    delay, or raises IndexError when its block is used up (then `refill(kind)`): a bound `list.pop` for a
+    uniform, `repeat.__next__` for a constant, so that such a delay costs one dict lookup and one C
+    call, and `Delay.reader` over a bound `list.pop` for the others. A kind is
     set up when first looked up. (The mapping is the object itself, not an attribute that points back
     to it: such a cycle would leave every run's clocks to the garbage collector.)"""
 
@@ -291,5 +322,5 @@ class Clocks(dict[str, Callable[[], float]]):
         block = delay.draw(generator, size)
         block.reverse()
         stream[2] = size * 2 if size < MAX_BLOCK else size
-        draw = self[kind] = block.pop
+        draw = self[kind] = delay.reader(block.pop)
         return draw
