@@ -10,6 +10,7 @@ setting runs `tests/portable_artefacts.py` in a fresh process and the folders mu
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import subprocess
@@ -17,12 +18,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from portable_artefacts import DISPATCH_FILE
 
 introspect = pytest.importorskip("numpy.lib.introspect", reason="numpy 2 reports its CPU dispatch")
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
-from portable_artefacts import DISPATCH_FILE  # noqa: E402
 
 X86 = platform.machine().lower() in ("x86_64", "amd64")
 
@@ -86,7 +86,6 @@ def artefacts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def test_the_settings_change_numpy_dispatch(artefacts: dict[str, Path]) -> None:
     """Otherwise the comparison below would compare a setting with itself: `exp` over float64 is one
     of numpy's dispatched kernels, so a disabled target it ran on must make it run on another."""
-    import json
 
     def current(name: str) -> str:
         info = json.loads((artefacts[name] / DISPATCH_FILE).read_text())
