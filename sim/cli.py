@@ -29,17 +29,24 @@ from sim.errors import (
     UsageError,
 )
 
+SEED_LIMIT = 2**64  # seeds are 64-bit: a trace's JSON seed stays exact in every reader
+MAX_SEEDS = 10**8  # runs of one command at most: a typo such as 0..10000000000 is refused, not started
+
 
 def parse_seeds(text: str) -> range:
     """`A..B` (inclusive) or a single seed `N`."""
     lo, sep, hi = text.partition("..")
+    shown = text if len(text) <= 40 else text[:37] + "..."
     try:
         start = int(lo)
         stop = int(hi) if sep else start
     except ValueError:
-        raise UsageError(f"--seeds takes A..B or N with whole numbers, not {text!r} (e.g. --seeds 0..999)") from None
-    if start < 0 or stop < start:
-        raise UsageError(f"--seeds {text}: need 0 <= A <= B")
+        raise UsageError(f"--seeds takes A..B or N with whole numbers, not {shown!r} (e.g. --seeds 0..999)") from None
+    if start < 0 or stop < start or stop >= SEED_LIMIT:
+        raise UsageError(f"--seeds {shown}: need 0 <= A <= B < 2**64")
+    if stop - start >= MAX_SEEDS:
+        raise UsageError(f"--seeds {shown}: {stop - start + 1:,} runs; one command runs at most {MAX_SEEDS:,} "
+                         "(split the range into several sweeps)")
     return range(start, stop + 1)
 
 
@@ -173,7 +180,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from sim.trace import read_trace, replay
 
     trace = read_trace(args.trace)
-    result = replay(trace)
+    try:
+        result = replay(trace)
+    except UsageError as bad:  # the header names a model, parameters or a bug variant that cannot be built
+        raise UsageError(f"trace {args.trace!r} line 1: {bad}") from None
     print(("ok: " if result.ok else "differs: ") + result.message)
     for violation in result.violations:
         print(f"violated {violation.property}: {violation.message}")
@@ -227,6 +237,10 @@ def cmd_audit(args: argparse.Namespace) -> int:
     spec = load_spec(args.model)
     params = spec.resolve(spec.parse_assignments(args.param), args.bug)
     spec.build(params, args.bug)  # refuses an unknown bug variant before any child process starts
+    if args.timing:
+        from sim.timing import TimingProfile
+
+        TimingProfile.from_file(args.timing)  # and a bad timing profile
     result = audit(args.model, params, args.bug, parse_seeds(args.seeds), args.timing, args.max_steps)
     print(("identical: " if result.identical else "differs: ") + result.message)
     return EXIT_OK if result.identical else EXIT_VIOLATION
