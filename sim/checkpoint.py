@@ -83,8 +83,7 @@ def _check_layout(path: str, data: dict[str, Any], explorer: Any) -> None:
         raise UsageError(f"checkpoint {path!r} is damaged: its seconds {data['seconds']!r} is no time spent")
     search = data["search"]
     for name in SEARCH_STATE:
-        fresh = getattr(explorer, name)
-        if name not in search or (fresh is not None and type(search[name]) is not type(fresh)):
+        if name not in search or type(search[name]) is not type(getattr(explorer, name)):
             raise UsageError(f"checkpoint {path!r} is damaged: its search part {name!r} is missing or of the "
                              "wrong type")
     extra = sorted(set(search) - set(SEARCH_STATE))

@@ -111,7 +111,7 @@ class ModelSpec:
                 raise UsageError(
                     f"model {self.name!r} has no parameter {key!r}; its parameters are: " + ", ".join(known)
                 )
-            out[key] = known[key].parse(value)
+            out[key] = known[key].validate(known[key].parse(value))  # each, though a later one may win
         return out
 
     def build(self, params: Mapping[str, Any] | None = None, bug: str | None = None) -> Model:
