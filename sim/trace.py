@@ -142,7 +142,7 @@ def read_trace(path: str | Path) -> Trace:
         raise TraceError(f"trace {name!r} has format version {version!r}; this steersim reads version {FORMAT_VERSION}")
     first = _Line(name, 1, header)
     model, params = first.field("model", str), first.field("params", dict)
-    bug, seed = first.field("bug", (str, None), None), first.field("seed", _COUNT, None)
+    bug, seed = first.field("bug", (str, None), None), first.field("seed", (_COUNT, None), None)
     timing, init = first.field("timing", (dict, None), None), first.field("init", _COUNT, 0)
     if timing is not None:
         try:

@@ -131,9 +131,11 @@ def base_rows(path: Path) -> list[Any]:
 
 @pytest.fixture(scope="module")
 def traces(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
-    """The canonical traces of every model, and a simulated counterexample that ends in an end line."""
+    """The canonical traces of every model, a simulated counterexample that ends in an end line, and its
+    shrunk copy (untimed, with no seed)."""
     folder = tmp_path_factory.mktemp("traces")
-    assert main(["simulate", "teaching", "--bug", "lost-at-boundary", "--seeds", "0..199", "--out", str(folder)]) == 1
+    assert main(["simulate", "teaching", "--bug", "lost-at-boundary", "--seeds", "0..199", "--out", str(folder),
+                 "--shrink"]) == 1
     return [*CANONICAL, *sorted(folder.glob("*.jsonl"))]
 
 
