@@ -94,6 +94,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     _, params, model = _build(args)
     if args.strategy not in ("bfs", "dfs"):
         raise UsageError(f"--strategy takes bfs or dfs, not {args.strategy!r}")
+    if args.graph:
+        from sim.graph import check_graph_path
+
+        check_graph_path(args.graph)
     progress = None if args.quiet else _progress_line
     options = CheckOptions(strategy=args.strategy, max_states=args.max_states, max_depth=args.max_depth,
                            timeout=args.timeout, max_memory_mb=args.max_memory, keep_going=args.keep_going,

@@ -474,6 +474,21 @@ def test_unwritable_output_paths_are_refused_before_any_work(tmp_path, capsys, d
     assert_refused(capsys, argv)
 
 
+FORMATS = {("check", "teaching", "--quiet", "--graph"): (".graphml", ".dot", ".gv"),
+           ("diagram", str(CANONICAL[0]), "-o"): (".svg", ".png")}
+
+
+@generated(30)
+@given(data=st.data())
+def test_output_names_of_an_unknown_format_are_refused_before_any_work(tmp_path, capsys, data, monkeypatch):
+    command, suffixes = data.draw(st.sampled_from(sorted(FORMATS.items())))
+    suffix = data.draw(st.one_of(st.just(""), st.text(st.sampled_from("abcdgmpsvx."), min_size=1, max_size=6).map(
+        lambda t: "." + t)).filter(lambda t: Path(f"out{t}").suffix.lower() not in suffixes))
+    monkeypatch.setattr("sim.graph.state_graph", lambda *a: pytest.fail("the graph was built"))
+    monkeypatch.setattr("sim.diagram.save_diagram", lambda *a, **k: pytest.fail("the diagram was drawn"))
+    assert_refused(capsys, [*command, str(tmp_path / f"out{suffix}")])
+
+
 # --- ci matrices ------------------------------------------------------------------------------------------
 
 MATRIX = {"check": [{"model": "teaching", "grid": {"K": [1, 2], "P": 1}, "expect": "ok", "max_states": 500},
