@@ -12,6 +12,7 @@ that differs, so a trace is a regression test of the model as well as a record.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from collections.abc import Iterable, Mapping
@@ -156,6 +157,11 @@ def read_trace(path: str | Path) -> Trace:
         end, violations = last.field("end", (str, None)), last.violations("violations")
         body = body[:-1]
     steps = [_step(_Line(name, offset + 2, row), offset) for offset, row in enumerate(body)]
+    timed = [(step.i, step.t) for step in steps if step.t is not None]
+    for (_, before), (i, t) in itertools.pairwise(timed):
+        if t < before:
+            raise TraceError(f"trace {name!r} line {i + 2} field t: {t!r} is before the previous step's "
+                             f"{before!r}; virtual time does not go back")
     return Trace(model, params, bug, seed, timing, init, steps, end, violations)
 
 

@@ -150,8 +150,9 @@ def damaged_trace(draw: st.DrawFn, traces: list[Path]) -> tuple[bytes, bool]:
     source = draw(st.sampled_from(traces))
     rows = base_rows(source)
     text = source.read_bytes()
+    timed = [n for n, row in enumerate(rows[1:], 1) if row.get("t") is not None]
     how = draw(st.sampled_from(["retype", "retype", "retype", "drop", "cut", "garbage", "wrap", "duplicate",
-                                "model"]))
+                                "model", *(["back in time"] if len(timed) > 1 else [])]))
     if how == "retype":
         number, path, check = draw(st.sampled_from(structural_fields(rows)))
         value = draw(JSON_VALUES.filter(lambda v: v == "DEEP" or not check(v)))
@@ -173,6 +174,10 @@ def damaged_trace(draw: st.DrawFn, traces: list[Path]) -> tuple[bytes, bool]:
     elif how == "wrap":
         number = draw(st.integers(0, len(rows) - 1))
         rows[number] = draw(st.sampled_from([[rows[number]], "DEEP", None, 1, "text"]))
+    elif how == "back in time":  # a step before the one it follows
+        later = draw(st.sampled_from(timed[1:]))
+        earlier = max(n for n in timed if n < later)
+        rows[later]["t"] = draw(st.floats(0, rows[earlier]["t"], exclude_max=True))
     elif how == "duplicate":
         number = draw(st.integers(0, len(rows) - 1))
         rows.insert(number, rows[number])
