@@ -9,12 +9,14 @@ run, naming what differs.
 
 from __future__ import annotations
 
+import math
 import os
 import pickle
 from pathlib import Path
 from typing import Any
 
 from sim.errors import UsageError
+from sim.visited import Frontier
 
 VERSION = 1
 SEARCH_STATE = (
@@ -52,10 +54,14 @@ def load_checkpoint(path: str, explorer: Any) -> tuple[Any, float]:
             data = pickle.load(f)
     except FileNotFoundError:
         raise UsageError(f"checkpoint {path!r} does not exist") from None
-    except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError) as bad:
-        raise UsageError(f"checkpoint {path!r} is damaged or not a steersim checkpoint ({bad})") from None
+    except OSError as bad:
+        raise UsageError(f"checkpoint {path!r} cannot be read: {bad.strerror}") from None
+    except Exception as bad:  # damaged bytes make the unpickler fail in any of a dozen ways
+        raise UsageError(f"checkpoint {path!r} is damaged or not a steersim checkpoint "
+                         f"({type(bad).__name__}: {' '.join(str(bad).split())[:80]})") from None
     if not isinstance(data, dict) or data.get("steersim-checkpoint") != VERSION:
         raise UsageError(f"checkpoint {path!r} is not a steersim checkpoint of version {VERSION}")
+    _check_layout(path, data, explorer)
     saved, wanted = data["run"], _identity(explorer)
     for key in sorted(set(saved) | set(wanted)):
         if saved.get(key) != wanted.get(key):
@@ -64,3 +70,22 @@ def load_checkpoint(path: str, explorer: Any) -> tuple[Any, float]:
     for name, value in data["search"].items():
         setattr(explorer, name, value)
     return data["frontier"], float(data["seconds"])
+
+
+def _check_layout(path: str, data: dict[str, Any], explorer: Any) -> None:
+    """Every part a resumed search reads, present and of the type a fresh search has, so that a damaged
+    checkpoint is refused here and not met as a crash hours into the resumed run."""
+    parts = {"run": dict, "search": dict, "frontier": Frontier, "seconds": (int, float)}
+    for key, kind in parts.items():
+        if not isinstance(data.get(key), kind) or isinstance(data.get(key), bool):
+            raise UsageError(f"checkpoint {path!r} is damaged: its {key!r} is missing or of the wrong type")
+    if not math.isfinite(data["seconds"]) or data["seconds"] < 0:
+        raise UsageError(f"checkpoint {path!r} is damaged: its seconds {data['seconds']!r} is no time spent")
+    search = data["search"]
+    for name in SEARCH_STATE:
+        if name not in search or type(search[name]) is not type(getattr(explorer, name)):
+            raise UsageError(f"checkpoint {path!r} is damaged: its search part {name!r} is missing or of the "
+                             "wrong type")
+    extra = sorted(set(search) - set(SEARCH_STATE))
+    if extra:
+        raise UsageError(f"checkpoint {path!r} is damaged: unknown search parts {', '.join(map(repr, extra))}")

@@ -22,6 +22,7 @@ one line naming the bad key, so that a typo never passes as an empty matrix.
 from __future__ import annotations
 
 import itertools
+import math
 import time
 import tomllib
 from collections.abc import Mapping, Sequence
@@ -89,7 +90,14 @@ def load_matrix(path: str | Path) -> list[Case]:
         raise UsageError(f"config {str(path)!r} does not exist; give --config FILE") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as bad:
         raise UsageError(f"config {str(path)!r} is not valid TOML: {bad}") from None
-    table = data.get("tool", {}).get("steersim")
+    except RecursionError:
+        raise UsageError(f"config {str(path)!r} is nested too deeply to be a check matrix") from None
+    except OSError as bad:
+        raise UsageError(f"config {str(path)!r} cannot be read: {bad.strerror}") from None
+    tool = data.get("tool", {})
+    if not isinstance(tool, Mapping):
+        raise UsageError(f"config {str(path)!r}: tool: expected a table holding [tool.steersim]")
+    table = tool.get("steersim")
     if table is None:
         raise UsageError(f"config {str(path)!r} has no [tool.steersim] table; add [[tool.steersim.check]] entries")
     if not isinstance(table, Mapping):
@@ -126,7 +134,7 @@ def _entry_cases(where: str, entry: Mapping[str, Any]) -> list[Case]:
     for key, kind in LIMIT_KEYS.items():
         if key in entry:
             value = entry[key]
-            if isinstance(value, bool) or not isinstance(value, kind) or value <= 0:
+            if isinstance(value, bool) or not isinstance(value, kind) or not value > 0 or value == math.inf:
                 raise UsageError(f"{where}.{key}: expected a positive number, not {value!r}")
             limits[key] = value
     bugs = _bugs(f"{where}.bugs", spec, entry.get("bugs", {}))
@@ -166,11 +174,14 @@ def _bugs(where: str, spec: ModelSpec, bugs: Any) -> dict[str, str]:
     if bugs == "all":
         bugs = list(spec.bugs)
     if isinstance(bugs, list):
-        missing = [b for b in bugs if isinstance(b, str) and b in spec.bugs and b not in spec.bug_catchers]
+        named = next((b for b in bugs if not isinstance(b, str)), None)
+        if named is not None:
+            raise UsageError(f"{where}: expected bug variant names, not {named!r}")
+        missing = [b for b in bugs if b in spec.bugs and b not in spec.bug_catchers]
         if missing:
             raise UsageError(f"{where}: model {spec.name!r} names no catching property for {missing[0]!r}; "
                              f"use bugs = {{ {missing[0]} = \"property\" }}")
-        bugs = {b: spec.bug_catchers.get(b) if isinstance(b, str) else b for b in bugs}
+        bugs = {b: spec.bug_catchers.get(b) for b in bugs}
     if not isinstance(bugs, Mapping):
         raise UsageError(f"{where}: expected \"all\", a list of bug names, or a table of bug = \"property\"")
     for bug, catcher in bugs.items():

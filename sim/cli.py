@@ -1,33 +1,52 @@
 """The `steersim` command line (design section 5).
 
-Exit codes: 0 every property holds; 1 a property is violated or a `sometimes` was never reached;
-2 bad usage or bad input (one line naming the problem and the fix); 3 incomplete (a limit was hit
-before any violation).
+Exit codes (sim.errors): 0 every property holds; 1 a property is violated or a `sometimes` was never
+reached; 2 bad usage or bad input (one line naming the problem and the fix); 3 incomplete (a limit was
+hit before any violation); 4 internal error (one line, the traceback in a file); 130 interrupted; 141 the
+reader of the output closed it early.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from sim.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, EXIT_VIOLATION, ArgumentParser, UsageError
+from sim.argtypes import non_negative_float, non_negative_int, output_file, output_folder, positive_float, positive_int
+from sim.errors import (
+    EXIT_BROKEN_PIPE,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    EXIT_VIOLATION,
+    ArgumentParser,
+    UsageError,
+)
+
+SEED_LIMIT = 2**64  # seeds are 64-bit: a trace's JSON seed stays exact in every reader
+MAX_SEEDS = 10**8  # runs of one command at most: a typo such as 0..10000000000 is refused, not started
 
 
 def parse_seeds(text: str) -> range:
     """`A..B` (inclusive) or a single seed `N`."""
     lo, sep, hi = text.partition("..")
+    shown = text if len(text) <= 40 else text[:37] + "..."
     try:
         start = int(lo)
         stop = int(hi) if sep else start
     except ValueError:
-        raise UsageError(f"--seeds takes A..B or N with whole numbers, not {text!r} (e.g. --seeds 0..999)") from None
-    if start < 0 or stop < start:
-        raise UsageError(f"--seeds {text}: need 0 <= A <= B")
+        raise UsageError(f"--seeds takes A..B or N with whole numbers, not {shown!r} (e.g. --seeds 0..999)") from None
+    if start < 0 or stop < start or stop >= SEED_LIMIT:
+        raise UsageError(f"--seeds {shown}: need 0 <= A <= B < 2**64")
+    if stop - start >= MAX_SEEDS:
+        raise UsageError(f"--seeds {shown}: {stop - start + 1:,} runs; one command runs at most {MAX_SEEDS:,} "
+                         "(split the range into several sweeps)")
     return range(start, stop + 1)
 
 
@@ -41,7 +60,7 @@ def _run_args(p: argparse.ArgumentParser, seeds: str) -> None:
     """The options of commands that simulate seeds."""
     p.add_argument("--seeds", default=seeds, help=f"A..B inclusive, or N (default {seeds})")
     p.add_argument("--timing", help="TOML timing profile (default: the model's own)")
-    p.add_argument("--max-steps", type=int, default=10_000, help="steps per run at most")
+    p.add_argument("--max-steps", type=non_negative_int, default=10_000, help="steps per run at most")
 
 
 def _build(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
@@ -75,6 +94,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     _, params, model = _build(args)
     if args.strategy not in ("bfs", "dfs"):
         raise UsageError(f"--strategy takes bfs or dfs, not {args.strategy!r}")
+    if args.graph:
+        from sim.graph import check_graph_path
+
+        check_graph_path(args.graph)
     progress = None if args.quiet else _progress_line
     options = CheckOptions(strategy=args.strategy, max_states=args.max_states, max_depth=args.max_depth,
                            timeout=args.timeout, max_memory_mb=args.max_memory, keep_going=args.keep_going,
@@ -161,7 +184,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from sim.trace import read_trace, replay
 
     trace = read_trace(args.trace)
-    result = replay(trace)
+    try:
+        result = replay(trace)
+    except UsageError as bad:  # the header names a model, parameters or a bug variant that cannot be built
+        raise UsageError(f"trace {args.trace!r} line 1: {bad}") from None
     print(("ok: " if result.ok else "differs: ") + result.message)
     for violation in result.violations:
         print(f"violated {violation.property}: {violation.message}")
@@ -215,6 +241,10 @@ def cmd_audit(args: argparse.Namespace) -> int:
     spec = load_spec(args.model)
     params = spec.resolve(spec.parse_assignments(args.param), args.bug)
     spec.build(params, args.bug)  # refuses an unknown bug variant before any child process starts
+    if args.timing:
+        from sim.timing import TimingProfile
+
+        TimingProfile.from_file(args.timing)  # and a bad timing profile
     result = audit(args.model, params, args.bug, parse_seeds(args.seeds), args.timing, args.max_steps)
     print(("identical: " if result.identical else "differs: ") + result.message)
     return EXIT_OK if result.identical else EXIT_VIOLATION
@@ -231,6 +261,8 @@ def _delegate(group: str) -> Callable[[argparse.Namespace], int]:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = ArgumentParser(prog="steersim", description="Model checking and simulation of mid-turn steering.")
+    parser.add_argument("--debug", action="store_true",
+                        help="on an internal error, print its traceback here instead of saving it to a file")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=ArgumentParser)
 
     p = sub.add_parser("models", help="list models, their parameters and bug variants")
@@ -243,32 +275,37 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--engine", default="auto",
                    help="generic, vector (a model's compiled kernel: same report, faster) or auto (vector "
                         "when the model has a kernel and the options allow it; the default)")
-    p.add_argument("--max-states", type=int, help="stop (incomplete) after this many distinct states")
-    p.add_argument("--max-depth", type=int, help="do not expand states deeper than this (incomplete)")
-    p.add_argument("--timeout", type=float, help="stop (incomplete) after this many seconds")
-    p.add_argument("--max-memory", type=float, metavar="MB", help="stop (incomplete) above this resident size")
+    p.add_argument("--max-states", type=positive_int, help="stop (incomplete) after this many distinct states")
+    p.add_argument("--max-depth", type=non_negative_int, help="do not expand states deeper than this (incomplete)")
+    p.add_argument("--timeout", type=positive_float, help="stop (incomplete) after this many seconds")
+    p.add_argument("--max-memory", type=positive_float, metavar="MB", help="stop (incomplete) above this resident size")
     p.add_argument("--keep-going", action="store_true", help="judge every property, not stop at the first violation")
     p.add_argument("--no-liveness", action="store_true", help="skip eventually-properties")
-    p.add_argument("--liveness-limit", type=int, default=2_000_000, help="states above which liveness is skipped")
+    p.add_argument("--liveness-limit", type=non_negative_int, default=2_000_000,
+                   help="states above which liveness is skipped")
     p.add_argument("--por", action="store_true", help="partial-order reduction over the model's local actions")
     p.add_argument("--symmetry", action="store_true", help="explore each class of interchangeable ids once")
-    p.add_argument("--checkpoint", help="save progress to this file periodically")
-    p.add_argument("--checkpoint-every", type=float, default=60.0, metavar="S", help="seconds between checkpoints")
+    p.add_argument("--checkpoint", type=output_file, help="save progress to this file periodically")
+    p.add_argument("--checkpoint-every", type=non_negative_float, default=60.0, metavar="S",
+                   help="seconds between checkpoints")
     p.add_argument("--resume", help="continue the interrupted run saved in this checkpoint")
-    p.add_argument("--workers", type=int, default=1, help="explore with N processes (same verdicts and counts)")
-    p.add_argument("--graph", help="export the state graph (.graphml or .dot; small configurations only)")
+    p.add_argument("--workers", type=positive_int, default=1,
+                   help="explore with N processes (same verdicts and counts)")
+    p.add_argument("--graph", type=output_file,
+                   help="export the state graph (.graphml or .dot; small configurations only)")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
-    p.add_argument("--json", help="write the JSON report here")
-    p.add_argument("--junit", help="write JUnit XML here (one test case per property)")
+    p.add_argument("--json", type=output_file, help="write the JSON report here")
+    p.add_argument("--junit", type=output_file, help="write JUnit XML here (one test case per property)")
     p.set_defaults(run=cmd_check)
 
     p = sub.add_parser("simulate", help="run seeds in virtual time under a timing profile")
     _model_args(p)
     _run_args(p, "0..99")
-    p.add_argument("--max-time", type=float, help="virtual time per run at most")
-    p.add_argument("--out", default="steersim-traces", help="folder for the first counterexample's trace")
-    p.add_argument("--json", help="write the JSON report here")
-    p.add_argument("--workers", type=int, default=1, help="local worker processes (default 1: this process)")
+    p.add_argument("--max-time", type=positive_float, help="virtual time per run at most")
+    p.add_argument("--out", type=output_folder, default="steersim-traces",
+                   help="folder for the first counterexample's trace")
+    p.add_argument("--json", type=output_file, help="write the JSON report here")
+    p.add_argument("--workers", type=positive_int, default=1, help="local worker processes (default 1: this process)")
     p.add_argument("--dask", metavar="ADDRESS|local", help="run on a Dask scheduler, or `local` for a 2-worker cluster")
     p.add_argument("--swarm", action="store_true", help="each seed also turns off a random subset of environment kinds")
     p.add_argument("--shrink", action="store_true", help="also write a shrunk copy of the first counterexample")
@@ -280,8 +317,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("ci", help="run the check matrix of [tool.steersim] and compare with expected verdicts")
     p.add_argument("--config", default="pyproject.toml", help="pyproject.toml or TOML file with [tool.steersim]")
-    p.add_argument("--json", help="write the JSON report here")
-    p.add_argument("--junit", help="write JUnit XML here (one test case per check)")
+    p.add_argument("--json", type=output_file, help="write the JSON report here")
+    p.add_argument("--junit", type=output_file, help="write JUnit XML here (one test case per check)")
     p.set_defaults(run=cmd_ci)
 
     p = sub.add_parser("audit", help="run seeds twice in fresh processes and name the first difference")
@@ -291,15 +328,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("diagram", help="draw a trace as a timing diagram (SVG or PNG)")
     p.add_argument("trace")
-    p.add_argument("-o", "--output", required=True, help="FILE.svg or FILE.png")
+    p.add_argument("-o", "--output", type=output_file, required=True, help="FILE.svg or FILE.png")
     p.add_argument("--timing", help="TOML timing profile for an untimed trace (default: the model's own)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the times given to an untimed trace")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="seed of the times given to an untimed trace")
     p.set_defaults(run=cmd_diagram)
 
     p = sub.add_parser("report", help="write a self-contained HTML report: verdicts, counterexamples, diagrams")
     _model_args(p)
-    p.add_argument("-o", "--output", required=True, help="folder for index.html")
-    p.add_argument("--seed", type=int, default=0, help="seed of the times given to counterexamples")
+    p.add_argument("-o", "--output", type=output_folder, required=True, help="folder for index.html")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="seed of the times given to counterexamples")
     p.set_defaults(run=cmd_report)
 
     for name, group, what in (("conform", "steersim.conform", "check a real implementation against its model"),
@@ -312,15 +349,38 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = False
     try:
         args = build_parser().parse_args(argv)
-        return args.run(args)
+        debug = args.debug
+        code = args.run(args)
+        sys.stdout.flush()  # so that a reader who left shows here, not as a message at exit
+        return code
     except UsageError as bad:
         print(f"steersim: error: {bad}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("steersim: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        _discard_stdout()
+        return EXIT_BROKEN_PIPE
+    except Exception as crash:  # only here: whatever escaped every reader is steersim's own bug
+        from sim.crash import crash_line
+
+        print(crash_line(crash, argv, debug), file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+def _discard_stdout() -> None:
+    """Point stdout at the null device, so that the interpreter's last flush of what is still buffered
+    meets no closed pipe (Python's documented recipe for SIGPIPE)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is no file (captured in-process): nothing is left to flush
+        pass
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ EXIT_USAGE = 2  # bad usage or bad input: one line says what is wrong and how to
 EXIT_INCOMPLETE = 3  # a limit was hit before any violation, or nothing was judged
 EXIT_INTERNAL = 4  # an internal error of steersim: one line says where the traceback went and where to report it
 EXIT_INTERRUPTED = 130  # Ctrl-C: the partial report was written with status "interrupted"
+EXIT_BROKEN_PIPE = 141  # whoever read the output closed it early (`| head`): the shell's code for SIGPIPE
 
 
 class UsageError(Exception):

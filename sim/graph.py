@@ -53,15 +53,19 @@ def state_graph(model: Model, max_states: int = EXPORT_BOUND) -> nx.DiGraph:
     return graph
 
 
+def check_graph_path(path: str | Path) -> None:
+    """Refuse a file name whose format `write_graph` does not know, before the graph is built."""
+    if Path(path).suffix.lower() not in (".graphml", ".dot", ".gv"):
+        raise UsageError(f"--graph {str(path)!r}: use a .graphml or .dot file name")
+
+
 def write_graph(graph: nx.DiGraph, path: str | Path) -> None:
     """GraphML (`.graphml`) or Graphviz DOT (`.dot`, `.gv`)."""
-    suffix = Path(path).suffix.lower()
-    if suffix == ".graphml":
+    check_graph_path(path)
+    if Path(path).suffix.lower() == ".graphml":
         nx.write_graphml(graph, path)
-    elif suffix in (".dot", ".gv"):
-        Path(path).write_text(_dot(graph))
     else:
-        raise UsageError(f"--graph {str(path)!r}: use a .graphml or .dot file name")
+        Path(path).write_text(_dot(graph))
 
 
 def _dot(graph: nx.DiGraph) -> str:

@@ -53,6 +53,8 @@ class Param:
     def validate(self, value: Any) -> Any:
         if isinstance(self.default, bool) and not isinstance(value, bool):
             raise UsageError(f"parameter {self.name} takes true or false, not {value!r}")
+        if isinstance(self.default, str) and not isinstance(value, str):
+            raise UsageError(f"parameter {self.name} takes a string, not {value!r}")
         if isinstance(self.default, int) and not isinstance(self.default, bool):
             if isinstance(value, bool) or not isinstance(value, int):
                 raise UsageError(f"parameter {self.name} takes a whole number, not {value!r}")
@@ -109,7 +111,7 @@ class ModelSpec:
                 raise UsageError(
                     f"model {self.name!r} has no parameter {key!r}; its parameters are: " + ", ".join(known)
                 )
-            out[key] = known[key].parse(value)
+            out[key] = known[key].validate(known[key].parse(value))  # each, though a later one may win
         return out
 
     def build(self, params: Mapping[str, Any] | None = None, bug: str | None = None) -> Model:

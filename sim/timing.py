@@ -69,7 +69,7 @@ class Delay:
         if not isinstance(spec, Mapping) or "dist" not in spec:
             raise UsageError(f"timing entry {where!r} needs a table with dist = one of {', '.join(DISTRIBUTIONS)}")
         dist = spec["dist"]
-        if dist not in DISTRIBUTIONS:
+        if not isinstance(dist, str) or dist not in DISTRIBUTIONS:
             raise UsageError(f"timing entry {where!r}: unknown dist {dist!r}; use one of {', '.join(DISTRIBUTIONS)}")
         names = DISTRIBUTIONS[dist]
         extra = sorted(set(spec) - {"dist", *names})
@@ -81,7 +81,7 @@ class Delay:
         values = []
         for n in names:
             v = spec[n]
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not _finite(v) or v < 0:
                 raise UsageError(f"timing entry {where!r}: {n} must be a finite number >= 0, not {v!r}")
             values.append(float(v))
         if dist == "uniform" and values[0] > values[1]:
@@ -156,7 +156,14 @@ class TimingProfile:
             raise UsageError(f"timing file {str(path)!r} does not exist") from None
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as bad:
             raise UsageError(f"timing file {str(path)!r} is not valid TOML: {bad}") from None
-        return cls.from_mapping(data)
+        except RecursionError:
+            raise UsageError(f"timing file {str(path)!r} is nested too deeply to be a timing profile") from None
+        except OSError as bad:
+            raise UsageError(f"timing file {str(path)!r} cannot be read: {bad.strerror}") from None
+        try:
+            return cls.from_mapping(data)
+        except UsageError as bad:
+            raise UsageError(f"timing file {str(path)!r}: {bad}") from None
 
     def to_mapping(self) -> dict[str, Any]:
         return {"default": self.default.to_mapping(), **{k: d.to_mapping() for k, d in self.entries}}
@@ -166,6 +173,14 @@ class TimingProfile:
             if pattern == kind or fnmatchcase(kind, pattern):
                 return delay
         return self.default
+
+
+def _finite(value: float) -> bool:
+    """`math.isfinite`, also for an integer too large for a float (TOML integers have no bound here)."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def kind_key(kind: str) -> int:

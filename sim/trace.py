@@ -12,7 +12,9 @@ that differs, so a trace is a regression test of the model as well as a record.
 
 from __future__ import annotations
 
+import itertools
 import json
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +27,7 @@ from sim.paths import Path as ExplorerPath
 from sim.paths import step_json
 from sim.product import Product, PState, Transition, Violation
 from sim.registry import get_model_spec
+from sim.timing import TimingProfile
 
 FORMAT_VERSION = 1
 
@@ -110,12 +113,15 @@ def write_trace(path: str | Path, trace: Trace) -> None:
 
 
 def read_trace(path: str | Path) -> Trace:
+    """The trace in `path`, every field of every line checked for its type and range, so that what a
+    damaged or hand-edited file holds is refused here, naming the line and the field, and never fails
+    later inside replay or a diagram."""
     name = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise TraceError(f"trace {name!r} does not exist") from None
-    except (UnicodeDecodeError, IsADirectoryError, PermissionError) as bad:
+    except (UnicodeDecodeError, OSError) as bad:
         raise TraceError(f"trace {name!r} cannot be read as text: {bad}") from None
     if not text.strip():
         raise TraceError(f"trace {name!r} is empty; a trace starts with a steersim header line")
@@ -127,36 +133,116 @@ def read_trace(path: str | Path) -> Trace:
             rows.append(json.loads(line))
         except json.JSONDecodeError as bad:
             raise TraceError(f"trace {name!r} line {number} is not JSON ({bad.msg})") from None
+        except RecursionError:
+            raise TraceError(f"trace {name!r} line {number} is nested too deeply to be a trace line") from None
     header = rows[0]
     if not isinstance(header, dict) or "steersim" not in header:
         raise TraceError(f"trace {name!r} is not a steersim trace: its first line has no \"steersim\" header")
-    if header["steersim"] != FORMAT_VERSION:
-        raise TraceError(f"trace {name!r} has format version {header['steersim']!r}; this steersim reads "
-                         f"version {FORMAT_VERSION}")
-    for key, kind in (("model", str), ("params", dict)):
-        if not isinstance(header.get(key), kind):
-            raise TraceError(f"trace {name!r} header has no valid {key!r}")
+    version = header["steersim"]
+    if isinstance(version, bool) or version != FORMAT_VERSION:
+        raise TraceError(f"trace {name!r} has format version {version!r}; this steersim reads version {FORMAT_VERSION}")
+    first = _Line(name, 1, header)
+    model, params = first.field("model", str), first.field("params", dict)
+    bug, seed = first.field("bug", (str, None), None), first.field("seed", (_COUNT, None), None)
+    timing, init = first.field("timing", (dict, None), None), first.field("init", _COUNT, 0)
+    if timing is not None:
+        try:
+            TimingProfile.from_mapping(timing)
+        except UsageError as bad:
+            raise first.error("timing", str(bad)) from None
     end, violations = None, []
     body = rows[1:]
     if body and isinstance(body[-1], dict) and "end" in body[-1]:
-        end, violations = body[-1]["end"], body[-1].get("violations", [])
+        last = _Line(name, len(rows), body[-1])
+        end, violations = last.field("end", (str, None)), last.violations("violations")
         body = body[:-1]
-    steps = []
-    for offset, row in enumerate(body):
-        number = offset + 2
-        try:
-            action = row["action"]
-            if not (isinstance(action["actor"], str) and isinstance(action["kind"], str)):
-                raise TypeError("actor and kind must be strings")
-            steps.append(TraceStep(int(row["i"]), row.get("t"), action, list(row["events"]), list(row["facts"]),
-                                   str(row["state"]), list(row.get("violations", []))))
-        except (KeyError, TypeError, ValueError) as bad:
-            reason = f"{type(bad).__name__}: {bad}"
-            raise TraceError(f"trace {name!r} line {number} is not a trace step ({reason})") from None
-        if steps[-1].i != offset:
-            raise TraceError(f"trace {name!r} line {number} is step {steps[-1].i}, expected step {offset}")
-    return Trace(header["model"], header["params"], header.get("bug"), header.get("seed"), header.get("timing"),
-                 int(header.get("init", 0)), steps, end, violations)
+    steps = [_step(_Line(name, offset + 2, row), offset) for offset, row in enumerate(body)]
+    timed = [(step.i, step.t) for step in steps if step.t is not None]
+    for (_, before), (i, t) in itertools.pairwise(timed):
+        if t < before:
+            raise TraceError(f"trace {name!r} line {i + 2} field t: {t!r} is before the previous step's "
+                             f"{before!r}; virtual time does not go back")
+    return Trace(model, params, bug, seed, timing, init, steps, end, violations)
+
+
+_COUNT = "count"  # a whole number >= 0
+_TIME = "time"  # a finite number >= 0, or null (an untimed step)
+_ANY = "any"  # any JSON value
+
+
+class _Line:
+    """One parsed line of a trace file, and the checks of its fields, each failing with a TraceError
+    that names the file, the line and the field."""
+
+    def __init__(self, name: str, number: int, row: Any) -> None:
+        self.name, self.number, self.row = name, number, row
+        if not isinstance(row, dict):
+            raise TraceError(f"trace {name!r} line {number} is not a JSON object")
+
+    def error(self, field: str, problem: str) -> TraceError:
+        return TraceError(f"trace {self.name!r} line {self.number} field {field}: {problem}")
+
+    def field(self, key: str, kind: Any, default: Any = ..., row: Any = None, where: str = "") -> Any:
+        row = self.row if row is None else row
+        where = where or key
+        if key not in row:
+            if default is ...:
+                raise self.error(where, "missing")
+            return default
+        value = row[key]
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        if not any(_is(value, k) for k in kinds):
+            wanted = " or ".join(_KIND_NAMES[k] for k in kinds)
+            raise self.error(where, f"expected {wanted}, not {_shown(value)}")
+        return value
+
+    def records(self, key: str, fields: Mapping[str, Any], default: Any = ...) -> list[dict[str, Any]]:
+        """A list of objects, each with `fields` of the given kinds."""
+        items = self.field(key, list, default)
+        for index, item in enumerate(items):
+            if not isinstance(item, dict):
+                raise self.error(f"{key}[{index}]", f"expected an object, not {_shown(item)}")
+            for sub, kind in fields.items():
+                self.field(sub, kind, row=item, where=f"{key}[{index}].{sub}")
+        return items
+
+    def violations(self, key: str) -> list[dict[str, str]]:
+        return self.records(key, {"property": str, "message": str}, [])
+
+
+_KIND_NAMES = {_COUNT: "a whole number >= 0", _TIME: "a finite number >= 0 or null", None: "null", str: "a string",
+               dict: "an object", list: "a list"}
+
+
+def _is(value: Any, kind: Any) -> bool:
+    if kind is None:
+        return value is None
+    if kind is _ANY:
+        return True
+    if kind is _COUNT:
+        return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    if kind is _TIME:
+        return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)
+                                 and math.isfinite(value) and value >= 0)
+    return isinstance(value, kind)
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _step(line: _Line, offset: int) -> TraceStep:
+    i = line.field("i", _COUNT)
+    if i != offset:
+        raise line.error("i", f"is step {i}, expected step {offset}")
+    action = line.field("action", dict)
+    for key, kind in (("actor", str), ("kind", str), ("args", list)):
+        line.field(key, kind, row=action, where=f"action.{key}")
+    events = line.records("events", {"source": str, "target": str, "name": str, "data": _ANY})
+    facts = line.records("facts", {"fact": str})
+    return TraceStep(i, line.field("t", _TIME, None), action, events, facts, line.field("state", str),
+                     line.violations("violations"))
 
 
 @dataclass

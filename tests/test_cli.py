@@ -110,7 +110,7 @@ def test_damaged_traces_are_refused_in_one_line(tmp_path, capsys):
         "foreign": ('{"hello": 1}\n', "not a steersim trace"),
         "empty": ("", "empty"),
         "version": (text.replace('"steersim": 1', '"steersim": 99', 1), "format version 99"),
-        "badstep": (text.splitlines()[0] + '\n{"i": 0}\n', "is not a trace step"),
+        "badstep": (text.splitlines()[0] + '\n{"i": 0}\n', "line 2 field action: missing"),
     }
     for name, (body, words) in cases.items():
         path = tmp_path / f"{name}.jsonl"

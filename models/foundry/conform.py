@@ -17,6 +17,7 @@ from models.foundry.explore import Exploration, Explorer, Found, RunSpec, exhaus
 from models.foundry.report import document, lines, write_reports
 from models.foundry.runner import ChainSystem
 from models.foundry.scenarios import NAMED, scenario_named
+from sim.argtypes import non_negative_int, output_file, output_folder, positive_float
 from sim.errors import ArgumentParser, UsageError
 
 STRATEGIES = ("mix", "random", "pct", "exhaustive")
@@ -25,18 +26,19 @@ STRATEGIES = ("mix", "random", "pct", "exhaustive")
 def parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="steersim conform foundry", description=__doc__.splitlines()[0])
     p.add_argument("--runs", type=int, default=1000, help="interleavings to run (default 1000)")
-    p.add_argument("--seed", type=int, default=0, help="first seed of the sampled runs")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="first seed of the sampled runs")
     p.add_argument("--strategy", choices=STRATEGIES, default="mix",
                    help="mix: bounded exhaustive, then random and PCT seeds (default)")
     p.add_argument("--scenario", action="append", default=[],
                    help=f"scenario to run (repeatable; default all): {', '.join(NAMED)}, or random-<seed>")
     p.add_argument("--schedule", default=None,
                    help="replay one run of one --scenario with these comma-separated choices, and show it")
-    p.add_argument("--per-scenario", type=int, default=40, help="exhaustive runs per scenario in the mix")
-    p.add_argument("--max-seconds", type=float, default=None, help="stop exploring after this long")
-    p.add_argument("--shrink-budget", type=int, default=40, help="replays spent shrinking each finding")
-    p.add_argument("--json", dest="json_file", default=None, help="write the findings document here")
-    p.add_argument("--report", default=None, help="write one Markdown page and trace per finding here")
+    p.add_argument("--per-scenario", type=non_negative_int, default=40, help="exhaustive runs per scenario in the mix")
+    p.add_argument("--max-seconds", type=positive_float, default=None, help="stop exploring after this long")
+    p.add_argument("--shrink-budget", type=non_negative_int, default=40, help="replays spent shrinking each finding")
+    p.add_argument("--json", dest="json_file", type=output_file, default=None, help="write the findings document here")
+    p.add_argument("--report", type=output_folder, default=None,
+                   help="write one Markdown page and trace per finding here")
     p.add_argument("--quiet", action="store_true", help="print only the summary")
     return p
 

@@ -24,6 +24,7 @@ from websockets.exceptions import ConnectionClosed
 
 from models.openai_ws.session import SERVE_DEFAULTS, Finding, Session
 from models.openai_ws.spec import SPEC
+from sim.argtypes import non_negative_int, output_file, positive_float
 from sim.errors import ArgumentParser, UsageError
 from sim.model import Action
 from sim.trace import make_trace, read_trace, write_trace
@@ -245,14 +246,16 @@ def main(argv: list[str]) -> int:
                     "decides; it records the session and checks the client.")
     parser.add_argument("--port", type=int, required=True, help="port on 127.0.0.1 (0: any free port)")
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--seed", type=int, help="take the server's choices from this seed")
+    source.add_argument("--seed", type=non_negative_int, help="take the server's choices from this seed")
     source.add_argument("--trace", type=Path, help="replay the server's choices of this recorded trace")
     parser.add_argument("-p", dest="params", action="append", default=[], metavar="KEY=VALUE",
                         help="model parameter (the defaults suit the seed example)")
-    parser.add_argument("--record", type=Path, help="write the session's trace (JSON Lines) here")
-    parser.add_argument("--json", type=Path, help="write the findings as JSON here")
-    parser.add_argument("--timeout", type=float, default=None, help="end the session after this many seconds")
+    parser.add_argument("--record", type=output_file, help="write the session's trace (JSON Lines) here")
+    parser.add_argument("--json", type=output_file, help="write the findings as JSON here")
+    parser.add_argument("--timeout", type=positive_float, default=None, help="end the session after this many seconds")
     args = parser.parse_args(argv)
+    if not 0 <= args.port <= 65535:
+        raise UsageError(f"--port {args.port} is not a TCP port; use 0..65535 (0: any free port)")
     if args.trace is not None:
         recorded = read_trace(args.trace)
         if recorded.model != SPEC.name:
@@ -267,7 +270,7 @@ def main(argv: list[str]) -> int:
     if args.record is not None:
         write_trace(args.record, session_trace(session, args.seed))
     if args.json is not None:
-        args.json.write_text(json.dumps({"system": SPEC.name, "steps": len(session.transitions),
+        Path(args.json).write_text(json.dumps({"system": SPEC.name, "steps": len(session.transitions),
                                          "findings": [f.to_json() for f in findings]}, indent=2) + "\n")
     for finding in findings:
         print(f"{finding.kind} {finding.property}: {finding.summary}")

@@ -19,6 +19,7 @@ from typing import Any
 
 from models.openclaw import driver, scenarios
 from models.openclaw.judge import Finding, judge
+from sim.argtypes import output_file, output_folder
 from sim.errors import ArgumentParser, UsageError
 
 DEFAULT_KNOBS = scenarios.Knobs()
@@ -33,8 +34,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
                         help="run only the named scenario (repeatable), as printed in a finding")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                         help="worker processes, each with its own driver (default: one per CPU)")
-    parser.add_argument("--json", metavar="FILE", help="write the findings as JSON")
-    parser.add_argument("--report", metavar="DIR", help="write a readable summary (summary.md, findings.json)")
+    parser.add_argument("--json", type=output_file, metavar="FILE", help="write the findings as JSON")
+    parser.add_argument("--report", type=output_folder, metavar="DIR",
+                        help="write a readable summary (summary.md, findings.json)")
     args = parser.parse_args(list(argv))
     if not 1 <= args.steers <= 3:
         raise UsageError(f"--steers {args.steers} is out of range; use 1..3")
