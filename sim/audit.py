@@ -7,14 +7,13 @@ process). So the audit records every seed's trace twice, in two child processes 
 PYTHONHASHSEED values, and compares them line by line; the first difference is named by seed, step and
 field.
 
-`python -m sim.audit record ...` is the child's entry point. MODEL is a registered model name or, for a
-model not yet registered, `package.module:SPEC` naming a `ModelSpec`.
+`python -m sim.audit record ...` is the child's entry point. MODEL is a model reference (a registered
+name, `path/to/file.py:SPEC` or `package.module:SPEC`, see `sim.registry`).
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import subprocess
@@ -40,20 +39,6 @@ class AuditResult:
     identical: bool
     runs: int
     message: str
-
-
-def load_spec(name: str) -> ModelSpec:
-    """A registered model, or `module:ATTR` naming a ModelSpec that is not registered (yet)."""
-    if ":" not in name:
-        return get_model_spec(name)
-    module_name, _, attr = name.partition(":")
-    try:
-        spec = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as missing:
-        raise UsageError(f"cannot load model {name!r}: {missing}; give a model name or module:SPEC") from None
-    if not isinstance(spec, ModelSpec):
-        raise UsageError(f"{name!r} is not a ModelSpec")
-    return spec
 
 
 def record(spec: ModelSpec, params: Mapping[str, Any], bug: str | None, seeds: Sequence[int], out: Path,
@@ -143,7 +128,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--timing")
     p.add_argument("--max-steps", type=int, default=10_000)
     args = parser.parse_args(argv)
-    spec = load_spec(args.model)
+    spec = get_model_spec(args.model)
     record(spec, spec.resolve(json.loads(args.params)), args.bug, parse_seeds(args.seeds), Path(args.out),
            args.timing, args.max_steps)
     return 0

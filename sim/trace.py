@@ -177,7 +177,7 @@ def replay(trace: Trace) -> ReplayResult:
         return ReplayResult(False, 0, f"initial state {trace.init} does not exist (the model has {len(inits)})", [])
     state: PState = inits[trace.init]
     violations: list[Violation] = []
-    matcher = getattr(model, "match_event", None)
+    matcher = product.model.match_event
     for step in trace.steps:
         wanted = step.action
         action = _find_action(product.actions(state), wanted)
