@@ -272,15 +272,16 @@ STATE_TEXT_LIMIT = 400
 
 def model_error(broken: BaseException, state: Any, action: Action | None = None, what: str = "") -> ModelError:
     """A ModelError for an exception raised by model code (`what` says which part, when not a step):
-    its type, message and the innermost line that raised, with the action and the state. A fact outside
-    the vocabulary says so alone."""
+    its type, message and the line that raised, with the action and the state (None: no state is
+    involved). A fact outside the vocabulary says so alone."""
     if isinstance(broken, ModelError):
         return broken
     label = None if action is None else action.label()
+    state_text = None if state is None else _state_text(state)
     if isinstance(broken, FactError):
-        return ModelError(f"{label} emitted {broken}", label, _state_text(state))
+        return ModelError(f"{label} emitted {broken}", label, state_text)
     text = f"{type(broken).__name__}: {broken}{_raised_at(broken)}"
-    return ModelError(f"{what} raised {text}" if what else text, label, _state_text(state))
+    return ModelError(f"{what} raised {text}" if what else text, label, state_text)
 
 
 def _raised_at(broken: BaseException) -> str:
