@@ -111,7 +111,8 @@ Property = Always | Sometimes | Eventually
 
 
 class Model(Protocol[S]):
-    """The calls both engines make. `actions` lists the enabled actions in a deterministic order (the
+    """The two-call protocol, which the engines see through `AdaptedModel` (a new model subclasses
+    `ModelBase` instead). `actions` lists the enabled actions in a deterministic order (the
     simulator breaks timing ties by it); `next_state` returns None for an action that turns out to be a
     no-op, which both engines then ignore. `facts` maps one native event to the common vocabulary of
     `sim.facts`, so that the core monitors judge every model, and every recorded real trace, alike.

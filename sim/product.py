@@ -66,8 +66,12 @@ class Product:
 
     def __init__(self, model: Model | ModelBase, monitors: Sequence[Monitor] = CORE_MONITORS) -> None:
         self.model = model = as_model_base(model)
-        self.monitors = tuple(monitors) + tuple(model.monitors())
-        props: Sequence[Property] = tuple(_guarded(p) for p in model.properties())
+        try:
+            extra, own = tuple(model.monitors()), tuple(model.properties())
+        except Exception as broken:
+            raise model_error(broken, None, what="properties() or monitors()") from broken
+        self.monitors = tuple(monitors) + extra
+        props: Sequence[Property] = tuple(_guarded(p) for p in own)
         self.state_props = tuple(p for p in props if isinstance(p, Always) and p.state is not None)
         self.step_props = tuple(p for p in props if isinstance(p, Always) and p.step is not None)
         self.sometimes = tuple(p for p in props if isinstance(p, Sometimes))

@@ -174,3 +174,28 @@ def test_bug_records_and_the_mappings_are_two_views_of_one_list() -> None:
         ModelSpec("m", "d", params, (Bug("a", "x"), Bug("a", "y")), lambda p, bug: None)
     with pytest.raises(ValueError, match="not in bugs"):
         ModelSpec("m", "d", params, {"a": "x"}, lambda p, bug: None, bug_catchers={"b": "no-lost-steers"})
+
+
+def test_optional_hooks_are_declared_on_the_base_and_found_on_a_model_of_the_old_protocol() -> None:
+    from sim.model import Action, AdaptedModel, ModelBase
+    from sim.reduction import has_local_actions, has_symmetry
+
+    class Plain(ModelBase):
+        def init_states(self):
+            return [0]
+
+        def actions(self, state):
+            return [Action("env", "env.tick")] if state < 2 else []
+
+        def step(self, state, action):
+            return state + 1, ()
+
+    class Local(Plain):
+        def is_local(self, action):
+            return True
+
+    assert Plain.name == "Plain" and Plain().fair_actors == () and Plain().facts is not None
+    assert not has_local_actions(Plain()) and has_local_actions(Local()) and not has_symmetry(Local())
+    teaching = get_model_spec("teaching").build()
+    assert has_local_actions(teaching) and AdaptedModel(teaching).vector_kernel is not None
+    assert assert_properties(ModelSpec("plain", "", (), {}, Plain)).states == 3
