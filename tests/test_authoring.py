@@ -199,3 +199,17 @@ def test_optional_hooks_are_declared_on_the_base_and_found_on_a_model_of_the_old
     teaching = get_model_spec("teaching").build()
     assert has_local_actions(teaching) and AdaptedModel(teaching).vector_kernel is not None
     assert assert_properties(ModelSpec("plain", "", (), {}, Plain)).states == 3
+
+
+def test_dask_workers_build_a_model_file_from_its_reference(model_dir: Path) -> None:
+    distributed = pytest.importorskip("dask.distributed")
+    from sim.executors import sweep
+
+    params = get_model_spec("drop_oldest.py:SPEC").resolve({}, "newest-first")
+    serial = sweep("drop_oldest.py:SPEC", params, "newest-first", range(60), out=model_dir / "serial")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        remote = sweep("drop_oldest.py:SPEC", params, "newest-first", range(60), out=model_dir / "dask",
+                       dask=cluster.scheduler_address)
+    assert remote.violating_runs > 0
+    assert [v.to_json() for v in remote.verdicts] == [v.to_json() for v in serial.verdicts]
