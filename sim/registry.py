@@ -255,11 +255,10 @@ def _file_module(reference: str, where: str) -> ModuleType:
     module such as `queue`), so that every process loading the file gives its classes the same name
     and states pickle between the processes of one run."""
     path = Path(where).resolve()
-    try:
-        stat = path.stat()
-    except OSError:
-        raise UsageError(f"model {reference!r}: no file {where}") from None
-    name = "steersim_model_" + hashlib.sha1(str(path).encode()).hexdigest()[:12]
+    if not path.is_file():
+        raise UsageError(f"model {reference!r}: no file {where}")
+    stat = path.stat()
+    name = "steersim_model_" + hashlib.blake2b(str(path).encode(), digest_size=6).hexdigest()
     version = (stat.st_mtime_ns, stat.st_size)
     module = sys.modules.get(name)
     if module is not None and getattr(module, "__steersim_version__", None) == version:
