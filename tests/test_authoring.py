@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -75,7 +76,9 @@ def test_the_readme_model_simulates_with_two_workers_and_replays_and_draws_by_pa
     assert "<svg" in (model_dir / "run.svg").read_text()
 
 
-def test_a_model_by_module_reference_in_the_pytest_plugin_ci_and_report(model_dir: Path) -> None:
+def test_a_model_by_module_reference_in_the_pytest_plugin_ci_and_report(model_dir: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "path", [*sys.path])  # the current directory joins it only for this test
     package = model_dir / "mine"
     package.mkdir()
     (package / "__init__.py").write_text("")
@@ -88,6 +91,8 @@ def test_a_model_by_module_reference_in_the_pytest_plugin_ci_and_report(model_di
     assert main(["ci", "--config", "ci.toml"]) == EXIT_OK
     assert main(["report", "mine.queues:SPEC", "--bug", "newest-first", "-o", "page"]) == EXIT_VIOLATION
     assert "steersim report mine.queues:SPEC --bug newest-first" in (model_dir / "page" / "index.html").read_text()
+    for name in ("mine.queues", "mine"):
+        del sys.modules[name]
 
 
 def test_an_edited_model_file_is_loaded_again(model_dir: Path) -> None:
