@@ -218,3 +218,19 @@ def test_dask_workers_build_a_model_file_from_its_reference(model_dir: Path) -> 
                        dask=cluster.scheduler_address)
     assert remote.violating_runs > 0
     assert [v.to_json() for v in remote.verdicts] == [v.to_json() for v in serial.verdicts]
+
+
+def test_replaying_a_trace_against_a_model_that_now_raises_names_the_steps_reproduced(
+        model_dir: Path, capsys: pytest.CaptureFixture) -> None:
+    assert main(["simulate", "drop_oldest.py:SPEC", "--bug", "silent-drop", "--seeds", "0..9", "--out", "t"]) == 1
+    trace_file = next((model_dir / "t").glob("*.jsonl"))
+    steps = [step.action["kind"] for step in read_trace(trace_file).steps]
+    assert "agent.start" in steps
+    start = '        if a.kind in ("agent.start", "agent.apply"):\n'
+    (model_dir / "drop_oldest.py").write_text(variant(readme_model(), start, '        if a.kind == "agent.start":\n'
+                                                      '            {}["boom"]\n' + start))
+    capsys.readouterr()
+    assert main(["replay", str(trace_file)]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "model error: KeyError: 'boom'" in err and "at action: agent: agent.start()" in err
+    assert f"path to it from initial state 0 of the trace, {steps.index('agent.start')} steps:" in err
