@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sim.errors import UsageError
+from sim.errors import EXIT_USAGE, UsageError
 from sim.registry import ModelSpec, get_model_spec
 from sim.simulator import Simulator
 from sim.timing import TimingProfile
@@ -85,6 +85,8 @@ def _record_in_child(model: str, params: Mapping[str, Any], bug: str | None, see
         command += ["--timing", timing_file]
     env = {**os.environ, "PYTHONHASHSEED": hash_seed}
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    if done.returncode == EXIT_USAGE:  # the child's one message (a model error spans several lines)
+        raise UsageError(f"recording under PYTHONHASHSEED={hash_seed} failed: {done.stderr.strip()}")
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
         raise UsageError(f"recording under PYTHONHASHSEED={hash_seed} failed: {last}")
@@ -128,9 +130,13 @@ def _main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--timing")
     p.add_argument("--max-steps", type=int, default=10_000)
     args = parser.parse_args(argv)
-    spec = get_model_spec(args.model)
-    record(spec, spec.resolve(json.loads(args.params)), args.bug, parse_seeds(args.seeds), Path(args.out),
-           args.timing, args.max_steps)
+    try:
+        spec = get_model_spec(args.model)
+        record(spec, spec.resolve(json.loads(args.params)), args.bug, parse_seeds(args.seeds), Path(args.out),
+               args.timing, args.max_steps)
+    except UsageError as bad:
+        print(bad, file=sys.stderr)
+        return EXIT_USAGE
     return 0
 
 

@@ -152,13 +152,15 @@ CRASH = ('        if a.kind == "agent.collect":\n',
 
 @pytest.mark.parametrize("command", [["check", "--quiet"], ["check", "--quiet", "--workers", "2"],
                                      ["simulate", "--seeds", "0..9"],
-                                     ["simulate", "--seeds", "0..9", "--workers", "2"]])
+                                     ["simulate", "--seeds", "0..9", "--workers", "2"], ["audit", "--seeds", "0..3"]])
 def test_an_exception_in_model_code_is_a_model_error_with_state_action_and_path(
         model_dir: Path, capsys: pytest.CaptureFixture, command: list[str]) -> None:
     (model_dir / "crash.py").write_text(variant(readme_model(), *CRASH))
     assert main([command[0], "crash.py:SPEC", *command[1:]]) == EXIT_USAGE
     err = capsys.readouterr().err
-    assert err.startswith("steersim: error: model error: KeyError: 'boom' (")
+    headline = "model error: KeyError: 'boom' ("
+    assert err.startswith("steersim: error: " + ("recording under PYTHONHASHSEED=1 failed: " if command[0] == "audit"
+                                                 else "") + headline)
     assert "crash.py:" in err and ", in step)" in err
     assert "  at action: agent: agent.collect()\n  in state:  State(sent=3," in err
     steps = re.findall(r"^ +\d+\. (.*)$", err, re.M)  # the path replays to the state: three steers, one tool run
