@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from sim.errors import UsageError
+from sim.errors import ModelError, UsageError
 from sim.model import Action, AdaptedModel, Model
 from sim.product import Product
 from sim.registry import get_model_spec
@@ -221,13 +221,27 @@ class DaskExecutor(SeedExecutor):
         self.workers = max(1, len(self._client.scheduler_info().get("workers", {})))
 
     def map_chunks(self, chunks: list[Sequence[int]]) -> list[ChunkResult]:
-        futures = self._client.map(run_chunk, [self.recipe] * len(chunks), [list(c) for c in chunks], pure=False)
-        return self._client.gather(futures)
+        futures = self._client.map(_run_chunk_handing_back_errors, [self.recipe] * len(chunks),
+                                   [list(c) for c in chunks], pure=False)
+        results = self._client.gather(futures)
+        for result in results:
+            if isinstance(result, ModelError):
+                raise result
+        return results
 
     def close(self) -> None:
         self._client.close()
         if self._cluster is not None:
             self._cluster.close()
+
+
+def _run_chunk_handing_back_errors(recipe: SweepRecipe, seeds: Sequence[int]) -> ChunkResult | ModelError:
+    """`run_chunk`, with a model error returned instead of raised: a Dask worker logs a task that raises
+    as a failure of its own, which would bury the one message the user needs."""
+    try:
+        return run_chunk(recipe, seeds)
+    except ModelError as error:
+        return error
 
 
 def make_executor(recipe: SweepRecipe, workers: int = 1, dask: str | None = None,
