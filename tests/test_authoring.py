@@ -218,6 +218,10 @@ def test_dask_workers_build_a_model_file_from_its_reference(model_dir: Path) -> 
                                   dashboard_address=None) as cluster:
         remote = sweep("drop_oldest.py:SPEC", params, "newest-first", range(60), out=model_dir / "dask",
                        dask=cluster.scheduler_address)
+        (model_dir / "crash.py").write_text(variant(readme_model(), *CRASH))
+        with pytest.raises(ModelError, match="KeyError: 'boom'") as raised:
+            sweep("crash.py:SPEC", params, None, range(20), dask=cluster.scheduler_address)
+    assert "path to it from the initial state of simulated seed" in str(raised.value)
     assert remote.violating_runs > 0
     assert [v.to_json() for v in remote.verdicts] == [v.to_json() for v in serial.verdicts]
 
