@@ -7,14 +7,13 @@ process). So the audit records every seed's trace twice, in two child processes 
 PYTHONHASHSEED values, and compares them line by line; the first difference is named by seed, step and
 field.
 
-`python -m sim.audit record ...` is the child's entry point. MODEL is a registered model name or, for a
-model not yet registered, `package.module:SPEC` naming a `ModelSpec`.
+`python -m sim.audit record ...` is the child's entry point. MODEL is a model reference (a registered
+name, `path/to/file.py:SPEC` or `package.module:SPEC`, see `sim.registry`).
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import subprocess
@@ -25,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sim.errors import UsageError
+from sim.errors import EXIT_USAGE, UsageError
 from sim.registry import ModelSpec, get_model_spec
 from sim.simulator import Simulator
 from sim.timing import TimingProfile
@@ -40,20 +39,6 @@ class AuditResult:
     identical: bool
     runs: int
     message: str
-
-
-def load_spec(name: str) -> ModelSpec:
-    """A registered model, or `module:ATTR` naming a ModelSpec that is not registered (yet)."""
-    if ":" not in name:
-        return get_model_spec(name)
-    module_name, _, attr = name.partition(":")
-    try:
-        spec = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as missing:
-        raise UsageError(f"cannot load model {name!r}: {missing}; give a model name or module:SPEC") from None
-    if not isinstance(spec, ModelSpec):
-        raise UsageError(f"{name!r} is not a ModelSpec")
-    return spec
 
 
 def record(spec: ModelSpec, params: Mapping[str, Any], bug: str | None, seeds: Sequence[int], out: Path,
@@ -100,6 +85,8 @@ def _record_in_child(model: str, params: Mapping[str, Any], bug: str | None, see
         command += ["--timing", timing_file]
     env = {**os.environ, "PYTHONHASHSEED": hash_seed}
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    if done.returncode == EXIT_USAGE:  # the child's one message (a model error spans several lines)
+        raise UsageError(f"recording under PYTHONHASHSEED={hash_seed} failed: {done.stderr.strip()}")
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
         raise UsageError(f"recording under PYTHONHASHSEED={hash_seed} failed: {last}")
@@ -143,9 +130,13 @@ def _main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--timing")
     p.add_argument("--max-steps", type=int, default=10_000)
     args = parser.parse_args(argv)
-    spec = load_spec(args.model)
-    record(spec, spec.resolve(json.loads(args.params)), args.bug, parse_seeds(args.seeds), Path(args.out),
-           args.timing, args.max_steps)
+    try:
+        spec = get_model_spec(args.model)
+        record(spec, spec.resolve(json.loads(args.params)), args.bug, parse_seeds(args.seeds), Path(args.out),
+               args.timing, args.max_steps)
+    except UsageError as bad:
+        print(bad, file=sys.stderr)
+        return EXIT_USAGE
     return 0
 
 

@@ -120,7 +120,7 @@ def _entry_cases(where: str, entry: Mapping[str, Any]) -> list[Case]:
             raise UsageError(f"{where}.{key}: unknown key; known keys: {', '.join(ENTRY_KEYS)}")
     name = entry.get("model")
     if not isinstance(name, str):
-        raise UsageError(f"{where}.model: expected a model name (see `steersim models`)")
+        raise UsageError(f"{where}.model: expected a model name (see `steersim models`) or path/to/file.py:SPEC")
     try:
         spec = get_model_spec(name)
     except UsageError as bad:

@@ -51,7 +51,7 @@ def parse_seeds(text: str) -> range:
 
 
 def _model_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("model", help="model name (see `steersim models`)")
+    p.add_argument("model", help="model name (see `steersim models`), path/to/file.py:SPEC or package.module:SPEC")
     p.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE", help="set a parameter")
     p.add_argument("--bug", help="run a named bug variant")
 
@@ -156,10 +156,10 @@ def _progress_line(info: dict[str, Any]) -> None:
 def cmd_simulate(args: argparse.Namespace) -> int:
     from sim.executors import sweep
 
-    spec, params, _ = _build(args)
+    _, params, _ = _build(args)
     seeds = parse_seeds(args.seeds)
     started = time.monotonic()
-    report = sweep(spec.name, params, args.bug, seeds, timing_file=args.timing, max_steps=args.max_steps,
+    report = sweep(args.model, params, args.bug, seeds, timing_file=args.timing, max_steps=args.max_steps,
                    max_time=args.max_time, out=Path(args.out), workers=args.workers, dask=args.dask,
                    swarm=args.swarm)
     print(report.summary_line())
@@ -212,7 +212,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from sim.htmlreport import REPORT_FILE, write_report
 
     spec, params, _ = _build(args)
-    result = write_report(spec, params, args.bug, args.output, seed=args.seed)
+    result = write_report(spec, params, args.bug, args.output, seed=args.seed, reference=args.model)
     print(f"wrote {Path(args.output) / REPORT_FILE}: {result.status}, {result.states:,} distinct states")
     return result.exit_code
 
@@ -236,9 +236,10 @@ def cmd_ci(args: argparse.Namespace) -> int:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from sim.audit import audit, load_spec
+    from sim.audit import audit
+    from sim.registry import get_model_spec
 
-    spec = load_spec(args.model)
+    spec = get_model_spec(args.model)
     params = spec.resolve(spec.parse_assignments(args.param), args.bug)
     spec.build(params, args.bug)  # refuses an unknown bug variant before any child process starts
     if args.timing:

@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from sim.errors import UsageError
-from sim.model import Action, Model
+from sim.errors import ModelError, UsageError
+from sim.model import Action, AdaptedModel, Model
 from sim.product import Product
 from sim.registry import get_model_spec
 from sim.simulator import Simulator
@@ -49,7 +49,8 @@ ChunkResult = tuple[list[RunVerdict], list[Swarm]]
 
 @dataclass(frozen=True)
 class SweepRecipe:
-    """Everything a worker needs to rebuild the simulator: a registered model's name, its resolved
+    """Everything a worker needs to rebuild the simulator: the model's reference (a registered name or
+    a path or module reference, see `sim.registry`: never the spec's name alone), its resolved
     parameters, the bug variant, the timing profile (canonical JSON, so the recipe is hashable and
     cheap to ship) and the run bounds."""
 
@@ -73,39 +74,16 @@ class SweepRecipe:
         return get_model_spec(self.model).build(dict(self.params), self.bug)
 
 
-class SwarmModel:
+class SwarmModel(AdaptedModel):
     """A model with some environment action kinds turned off: `actions()` leaves them out. Immutable,
     because the simulator memoises each state's enabled actions."""
 
     def __init__(self, inner: Model, disabled: frozenset[str]) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.disabled = disabled
-        self.name = inner.name
-        self.fair_actors = tuple(inner.fair_actors)
-
-    def init_states(self) -> Sequence[Any]:
-        return self.inner.init_states()
 
     def actions(self, state: Any) -> Sequence[Action]:
         return [a for a in self.inner.actions(state) if a.kind not in self.disabled]
-
-    def next_state(self, state: Any, action: Action) -> Any:
-        return self.inner.next_state(state, action)
-
-    def observe(self, state: Any, action: Action, next: Any) -> Sequence[Any]:
-        return self.inner.observe(state, action, next)
-
-    def facts(self, event: Any) -> Sequence[Any]:
-        return self.inner.facts(event)
-
-    def properties(self) -> Sequence[Any]:
-        return self.inner.properties()
-
-    def monitors(self) -> Sequence[Any]:
-        return tuple(getattr(self.inner, "monitors", lambda: ())())
-
-    def default_timing(self) -> Mapping[str, Any]:
-        return self.inner.default_timing()
 
 
 def environment_kinds(model: Model, max_states: int = SWARM_DISCOVERY_STATES) -> tuple[str, ...]:
@@ -243,13 +221,27 @@ class DaskExecutor(SeedExecutor):
         self.workers = max(1, len(self._client.scheduler_info().get("workers", {})))
 
     def map_chunks(self, chunks: list[Sequence[int]]) -> list[ChunkResult]:
-        futures = self._client.map(run_chunk, [self.recipe] * len(chunks), [list(c) for c in chunks], pure=False)
-        return self._client.gather(futures)
+        futures = self._client.map(_run_chunk_handing_back_errors, [self.recipe] * len(chunks),
+                                   [list(c) for c in chunks], pure=False)
+        results = self._client.gather(futures)
+        for result in results:
+            if isinstance(result, ModelError):
+                raise result
+        return results
 
     def close(self) -> None:
         self._client.close()
         if self._cluster is not None:
             self._cluster.close()
+
+
+def _run_chunk_handing_back_errors(recipe: SweepRecipe, seeds: Sequence[int]) -> ChunkResult | ModelError:
+    """`run_chunk`, with a model error returned instead of raised: a Dask worker logs a task that raises
+    as a failure of its own, which would bury the one message the user needs."""
+    try:
+        return run_chunk(recipe, seeds)
+    except ModelError as error:
+        return error
 
 
 def make_executor(recipe: SweepRecipe, workers: int = 1, dask: str | None = None,
@@ -267,7 +259,7 @@ def sweep(model: str, params: Mapping[str, Any], bug: str | None, seeds: Sequenc
           timing_file: str | None = None, max_steps: int = 10_000, max_time: float | None = None,
           out: Path | None = None, workers: int = 1, dask: str | None = None, swarm: bool = False,
           chunk_size: int | None = None) -> SweepReport:
-    """`run_sweep` of a registered model on the executor chosen by `workers`/`dask`. The report is the
+    """`run_sweep` of the model `model` refers to, on the executor chosen by `workers`/`dask`. The report is the
     same whatever runs the seeds. With `swarm` it also lists, per run, the kinds that run turned off,
     and the first counterexample's trace is recorded with that run's kinds turned off."""
     inner = get_model_spec(model).build(params, bug)

@@ -24,11 +24,11 @@ from typing import Any
 import numpy as np
 
 from sim.checkpoint import load_checkpoint, save_checkpoint
-from sim.errors import UsageError
+from sim.errors import ModelError, UsageError
 from sim.fingerprint import fingerprint
 from sim.liveness import NO_CLASS, find_lasso
 from sim.model import Model
-from sim.paths import Path, replay_indices
+from sim.paths import Path, located, replay_indices
 from sim.product import Product, PState, Violation
 from sim.reduction import canonical, has_local_actions, has_symmetry
 from sim.visited import FingerprintTable, Frontier, PackedStates
@@ -148,8 +148,11 @@ class Explorer:
             fp = self._fingerprint(init)
             if fp in self.visited:
                 continue
-            index = self._add(fp, -1, k, 0, init)
-            self._judge_state(index, init, None)
+            try:
+                index = self._add(fp, -1, k, 0, init)
+                self._judge_state(index, init, None)
+            except ModelError as error:
+                raise error.with_path((), f"initial state {k}") from None
             frontier.append((index, self.packer.pack(init), 0))
         pop = frontier.pop
         next_report = time.monotonic() + opts.progress_interval
@@ -158,11 +161,14 @@ class Explorer:
         while frontier and not self._stopped():
             index, packed, depth = pop()
             state = self.packer.unpack(packed)
-            if opts.max_depth is not None and depth >= opts.max_depth:
-                if product.actions(state):
-                    self.incomplete_reason = f"depth limit {opts.max_depth} reached"
-                continue
-            self._expand(index, state, depth, frontier)
+            try:
+                if opts.max_depth is not None and depth >= opts.max_depth:
+                    if product.actions(state):
+                        self.incomplete_reason = f"depth limit {opts.max_depth} reached"
+                    continue
+                self._expand(index, state, depth, frontier)
+            except ModelError as error:
+                raise located(error, self._path(index)) from None
             check_every += 1
             if check_every >= 256:
                 check_every = 0

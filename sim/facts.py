@@ -8,20 +8,23 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-FACT_NAMES = (
-    "steer.submitted",
-    "steer.accepted",
-    "steer.rejected",
-    "steer.applied",
-    "steer.failed",
-    "steer.unknown",
-    "turn.started",
-    "turn.ended",
-    "tool.requested",
-    "tool.started",
-    "tool.result",
-    "history.appended",
-)
+FACT_FIELDS: dict[str, tuple[str, ...]] = {
+    "steer.submitted": ("id", "target"),
+    "steer.accepted": ("id",),
+    "steer.rejected": ("id", "code"),
+    "steer.applied": ("id", "turn"),
+    "steer.failed": ("id", "code"),
+    "steer.unknown": ("id",),
+    "turn.started": ("turn", "chain"),
+    "turn.ended": ("turn", "status"),
+    "tool.requested": ("call", "turn"),
+    "tool.started": ("call",),
+    "tool.result": ("call", "synthetic"),
+    "history.appended": ("chain", "item"),
+}
+"""Each fact's fields, in the order its constructor below gives them (the monitors may read by position)."""
+
+FACT_NAMES = tuple(FACT_FIELDS)
 
 
 class Fact(NamedTuple):
@@ -102,3 +105,23 @@ def tool_result(call: str, synthetic: bool) -> Fact:
 
 def history_appended(chain: str, item: str) -> Fact:
     return Fact("history.appended", (("chain", chain), ("item", item)))
+
+
+class FactError(ValueError):
+    """An event that cannot be read as a fact of the vocabulary. The message reads after "<action> emitted"."""
+
+
+def fact_problem(fact: object) -> str | None:
+    """What is wrong with `fact` as a fact of the vocabulary, to be read after "<action> emitted" (None
+    when nothing is): not a Fact, an unknown name (a misspelling, say), or fields other than the
+    vocabulary's, in its order. The product asks this of every fact a model emits, so that a slip surfaces
+    where it is made, not later as a puzzling monitor verdict."""
+    if not isinstance(fact, Fact):
+        return f"{fact!r}, which is not a sim.facts.Fact (build facts with the constructors of sim.facts)"
+    wanted = FACT_FIELDS.get(fact.name)
+    if wanted is None:
+        return f"unknown fact {fact.name!r}; known facts: {', '.join(FACT_NAMES)}"
+    given = tuple(key for key, _ in fact.fields)
+    if given != wanted:
+        return f"fact {fact.name!r} with fields ({', '.join(given)}), but it takes ({', '.join(wanted)}), in that order"
+    return None

@@ -64,19 +64,21 @@ def run_report_check(model: Model) -> CheckResult:
 REPORT_FILE = "index.html"
 
 
-def report_html(spec: ModelSpec, params: Mapping[str, Any], bug: str | None, seed: int = 0) -> tuple[str, CheckResult]:
-    """Check the configuration and render its page; also return the verdicts."""
+def report_html(spec: ModelSpec, params: Mapping[str, Any], bug: str | None, seed: int = 0,
+                reference: str | None = None) -> tuple[str, CheckResult]:
+    """Check the configuration and render its page; also return the verdicts. `reference` is how the
+    page's command line names the model (default: the spec's name)."""
     model = spec.build(params, bug)
     result = run_report_check(model)
-    return render_page(spec, model, dict(params), bug, result, seed), result
+    return render_page(spec, model, dict(params), bug, result, seed, reference), result
 
 
 def write_report(spec: ModelSpec, params: Mapping[str, Any], bug: str | None, out_dir: str | FilePath,
-                 seed: int = 0) -> CheckResult:
+                 seed: int = 0, reference: str | None = None) -> CheckResult:
     """Write the page as `out_dir/index.html`; return the verdicts it shows."""
     folder = FilePath(out_dir)
     folder.mkdir(parents=True, exist_ok=True)
-    page, result = report_html(spec, params, bug, seed)
+    page, result = report_html(spec, params, bug, seed, reference)
     (folder / REPORT_FILE).write_text(page, encoding="utf-8")
     return result
 
@@ -91,7 +93,7 @@ def command_line(name: str, params: Mapping[str, Any], bug: str | None, defaults
 
 
 def render_page(spec: ModelSpec, model: Model, params: dict[str, Any], bug: str | None, result: CheckResult,
-                seed: int) -> str:
+                seed: int, reference: str | None = None) -> str:
     title = spec.name + (f" with bug {bug}" if bug else "")
     defaults = {p.name: p.default for p in spec.params}
     parts = [
@@ -111,8 +113,8 @@ def render_page(spec: ModelSpec, model: Model, params: dict[str, Any], bug: str 
     parts += _verdicts(result)
     parts += _counterexamples(spec.name, model, params, bug, result, seed)
     parts += _state_space(spec.name, model, bug, result)
-    parts.append(f'<p class="muted">Regenerate with <code>{escape(command_line(spec.name, params, bug, defaults))}'
-                 "</code>.</p></body></html>")
+    command = command_line(reference or spec.name, params, bug, defaults)
+    parts.append(f'<p class="muted">Regenerate with <code>{escape(command)}</code>.</p></body></html>')
     return "\n".join(parts) + "\n"
 
 

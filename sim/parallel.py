@@ -17,10 +17,11 @@ from array import array
 from collections.abc import Sequence
 from typing import Any
 
+from sim.errors import ModelError
 from sim.explorer import CheckOptions, CheckResult, PropertyResult
 from sim.fingerprint import fingerprint
 from sim.model import Model
-from sim.paths import replay_indices
+from sim.paths import located, replay_indices
 from sim.product import Product, Violation
 
 Candidate = tuple[Any, int, int, int, int]  # (state, fp, parent worker, parent index, action index)
@@ -86,7 +87,10 @@ def _serve(model: Model, me: int, workers: int, conn: Any) -> None:
     while True:
         command, payload = conn.recv()
         if command == "level":
-            conn.send(partition.level(*payload))
+            try:
+                conn.send(partition.level(*payload))
+            except ModelError as error:  # raised judging the state admitted last; the coordinator adds its path
+                conn.send({"error": error, "at": len(partition.parent_index) - 1})
         elif command == "parent":
             conn.send(partition.parent(payload))
         else:
@@ -125,6 +129,9 @@ def check_parallel(model: Model, options: CheckOptions, workers: int, identity: 
             for pipe, batch in zip(pipes, incoming, strict=True):
                 pipe.send(("level", (batch, expand)))
             replies = [pipe.recv() for pipe in pipes]
+            for worker, reply in enumerate(replies):
+                if "error" in reply:
+                    raise located(reply["error"], _path(product, pipes, worker, reply["at"], None, None))
             distinct += sum(r["admitted"] for r in replies)
             transitions += sum(r["transitions"] for r in replies)
             if any(r["admitted"] for r in replies):

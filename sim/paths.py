@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sim.errors import ModelError
 from sim.model import Action
 from sim.product import Product, PState, Transition, Violation
 
@@ -67,3 +68,8 @@ def replay_indices(
         state = transition.target
         states.append(state)
     return Path(states[0], tuple(steps), init_index, loop_start, violation, tuple(states))
+
+
+def located(error: ModelError, path: Path) -> ModelError:
+    """`error` with the actions of `path`, the path to the state it happened at, for its message."""
+    return error.with_path(tuple(action.label() for action in path.actions), f"initial state {path.init_index}")

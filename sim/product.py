@@ -13,11 +13,24 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any, NamedTuple
 
-from sim.facts import Fact
-from sim.model import Action, Always, Event, Eventually, Model, Property, Sometimes
+from sim.errors import ModelError
+from sim.facts import Fact, FactError, fact_problem
+from sim.model import (
+    Action,
+    Always,
+    Event,
+    Eventually,
+    Model,
+    ModelBase,
+    Property,
+    Sometimes,
+    as_model_base,
+    model_error,
+)
 from sim.monitors import CORE_MONITORS, Monitor, MonitorViolation
 
 PState = tuple[Hashable, tuple]
+ADMITTED_LIMIT = 100_000  # facts remembered as checked; past it the memo starts again
 
 
 class Violation(NamedTuple):
@@ -47,12 +60,18 @@ class PropertyInfo:
 
 
 class Product:
-    """A model composed with the core monitors (and any extra fact monitors the model declares)."""
+    """A model composed with the core monitors (and any extra fact monitors the model declares). Every
+    call into model code goes through here and is guarded: an exception there, or a fact outside the
+    vocabulary, becomes a `ModelError` naming the action and the state (the engines add the path)."""
 
-    def __init__(self, model: Model, monitors: Sequence[Monitor] = CORE_MONITORS) -> None:
-        self.model = model
-        self.monitors = tuple(monitors) + tuple(getattr(model, "monitors", lambda: ())())
-        props: Sequence[Property] = model.properties()
+    def __init__(self, model: Model | ModelBase, monitors: Sequence[Monitor] = CORE_MONITORS) -> None:
+        self.model = model = as_model_base(model)
+        try:
+            extra, own = tuple(model.monitors()), tuple(model.properties())
+        except Exception as broken:
+            raise model_error(broken, None, what="properties() or monitors()") from broken
+        self.monitors = tuple(monitors) + extra
+        props: Sequence[Property] = tuple(_guarded(p) for p in own)
         self.state_props = tuple(p for p in props if isinstance(p, Always) and p.state is not None)
         self.step_props = tuple(p for p in props if isinstance(p, Always) and p.step is not None)
         self.sometimes = tuple(p for p in props if isinstance(p, Sometimes))
@@ -63,8 +82,9 @@ class Product:
             for i, m in enumerate(self.monitors)
             if type(m).settled is not Monitor.settled
         )
-        self.fair_patterns = tuple(getattr(model, "fair_actors", ()))
+        self.fair_patterns = tuple(model.fair_actors)
         self._fair_cache: dict[str, str | None] = {}
+        self._admitted: set[Fact] = set()
         self._routes: dict[str, tuple[int, ...]] = {}
         for index, monitor in enumerate(self.monitors):
             for name in sorted(monitor.watches):
@@ -83,7 +103,11 @@ class Product:
 
     def init_states(self) -> list[PState]:
         initial = tuple(m.initial() for m in self.monitors)
-        return [(s, initial) for s in self.model.init_states()]
+        try:
+            states = self.model.init_states()
+        except Exception as broken:
+            raise model_error(broken, None, what="init_states()") from broken
+        return [(s, initial) for s in states]
 
     def state_violations(self, pstate: PState) -> tuple[Violation, ...]:
         state = pstate[0]
@@ -101,21 +125,35 @@ class Product:
         return tuple(found)
 
     def actions(self, pstate: PState) -> Sequence[Action]:
-        return self.model.actions(pstate[0])
+        try:
+            return self.model.actions(pstate[0])
+        except Exception as broken:
+            raise model_error(broken, pstate[0], what="actions()") from broken
 
     def step(self, pstate: PState, action: Action) -> Transition | None:
         state, mstates = pstate
         model = self.model
-        nxt = model.next_state(state, action)
-        if nxt is None:
-            return None
-        events = tuple(model.observe(state, action, nxt))
-        to_facts = model.facts
-        facts = tuple([f for e in events for f in to_facts(e)])
+        try:
+            out = model.step(state, action)
+            if out is None:
+                return None
+            nxt, events = out
+            events = tuple(events)
+            to_facts = model.facts
+            facts = tuple([f for e in events for f in to_facts(e)])
+        except Exception as broken:
+            raise model_error(broken, state, action) from broken
         violations: list[Violation] = []
         if facts:
             new_mstates = list(mstates)
+            admitted = self._admitted
             for fact in facts:
+                try:
+                    checked = fact in admitted
+                except TypeError:  # an unhashable field: `_admit` says so
+                    checked = False
+                if not checked:
+                    self._admit(fact, state, action)
                 for index in self._routes.get(fact.name, ()):
                     monitor = self.monitors[index]
                     try:
@@ -131,9 +169,24 @@ class Product:
             violations.extend(self.state_violations(target))
         return Transition(action, target, events, facts, tuple(violations))
 
+    def _admit(self, fact: Any, state: Hashable, action: Action) -> None:
+        """Check a fact not met before against the vocabulary (the facts met are few, so each is checked
+        once), or raise the ModelError that names the action that emitted it."""
+        try:
+            hash(fact)
+        except TypeError:
+            raise model_error(FactError(f"{fact!r}, which is not hashable (a fact's fields are strings, "
+                                        "numbers or booleans)"), state, action) from None
+        problem = fact_problem(fact)
+        if problem is not None:
+            raise model_error(FactError(problem), state, action)
+        if len(self._admitted) >= ADMITTED_LIMIT:
+            self._admitted.clear()
+        self._admitted.add(fact)
+
     def successors(self, pstate: PState) -> list[Transition]:
         out = []
-        for action in self.model.actions(pstate[0]):
+        for action in self.actions(pstate):
             transition = self.step(pstate, action)
             if transition is not None:
                 out.append(transition)
@@ -146,6 +199,31 @@ class Product:
             fair = any(fnmatchcase(actor, pattern) for pattern in self.fair_patterns)
             self._fair_cache[actor] = actor if fair else None
         return self._fair_cache[actor]
+
+
+def _guarded(prop: Property) -> Property:
+    """`prop` with its predicates raising a ModelError that names the property, when they raise."""
+
+    def guard(judge: Any) -> Any:
+        if judge is None:
+            return None
+
+        def judged(state: Any, *rest: Any) -> bool:
+            try:
+                return judge(state, *rest)
+            except Exception as broken:
+                action = rest[0] if rest else None
+                raise model_error(broken, state, action, what=f"property {prop.name!r}") from broken
+
+        return judged
+
+    if isinstance(prop, Always):
+        return Always(prop.name, guard(prop.state), guard(prop.step), prop.doc)
+    if isinstance(prop, Sometimes):
+        return Sometimes(prop.name, guard(prop.state), prop.doc)
+    if isinstance(prop, Eventually):
+        return Eventually(prop.name, guard(prop.goal), guard(prop.trigger), prop.doc)
+    raise ModelError(f"properties() returned {prop!r}, which is not an Always, Sometimes or Eventually")
 
 
 def _unsettled(index: int, monitor: Monitor) -> Any:

@@ -1,7 +1,8 @@
 """steersim's pytest plugin (registered through the `pytest11` entry point).
 
-`assert_properties("teaching", K=2)` checks every interleaving of a model and fails the test when a
-property is violated or a `sometimes` was never reached; the failure shows, per broken property, its
+`assert_properties("teaching", K=2)` (or `assert_properties("path/to/file.py:SPEC")`, a model by path)
+checks every interleaving of a model and fails the test when a property is violated or a `sometimes` was
+never reached; the failure shows, per broken property, its
 shortest counterexample as a step table, so the test report alone says what went wrong. The same helper
 is the `assert_properties` fixture. Exhaustive checks of big configurations take long: mark them
 `@pytest.mark.steersim_slow`, which also marks them `slow`, so `-m "not slow"` leaves them out.
@@ -21,22 +22,23 @@ if TYPE_CHECKING:
     from sim.explorer import CheckOptions, CheckResult
     from sim.model import Model
     from sim.paths import Path
+    from sim.registry import ModelSpec
 
 FAILING = ("violated", "unreached")
 
 
-def assert_properties(model: str | Model, bug: str | None = None, options: CheckOptions | None = None,
+def assert_properties(model: str | ModelSpec | Model, bug: str | None = None, options: CheckOptions | None = None,
                       **params: Any) -> CheckResult:
-    """Check `model` (a registered name, built with `params` and `bug`, or a Model) with `keep_going`,
-    and raise AssertionError naming every violated or unreached property with its shortest
+    """Check `model` (a model reference: a registered name, `path/to/file.py:SPEC` or
+    `package.module:SPEC`; or a ModelSpec; either built with `params` and `bug`; or a built Model) with
+    `keep_going`, and raise AssertionError naming every violated or unreached property with its shortest
     counterexample. Returns the CheckResult when everything holds."""
     __tracebackhide__ = True
     from sim.explorer import CheckOptions, check
+    from sim.registry import ModelSpec, get_model_spec
 
-    if isinstance(model, str):
-        from sim.registry import get_model_spec
-
-        spec = get_model_spec(model)
+    if isinstance(model, (str, ModelSpec)):
+        spec = get_model_spec(model) if isinstance(model, str) else model
         resolved = spec.resolve(params, bug)
         title = f"{spec.name}{_params_text(resolved)}" + (f" bug={bug}" if bug else "")
         model = spec.build(resolved, bug)

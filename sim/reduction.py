@@ -20,16 +20,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from sim.fingerprint import fingerprint
-from sim.model import Model
+from sim.model import Model, as_model_base
 from sim.product import Product, PState
 
 
 def has_local_actions(model: Model) -> bool:
-    return callable(getattr(model, "is_local", None))
+    return as_model_base(model).is_local is not None
 
 
 def has_symmetry(model: Model) -> bool:
-    return callable(getattr(model, "symmetry", None))
+    return as_model_base(model).symmetry is not None
 
 
 def rename(value: Any, mapping: Mapping[str, str]) -> Any:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any, NamedTuple
 
+from sim.errors import ModelError
 from sim.model import Action, Model
 from sim.product import Product, PState, Transition, Violation
 from sim.timing import Clocks, TimingProfile
@@ -189,14 +190,26 @@ class Simulator:
         return index, *inits[index]
 
     def run(self, seed: int, record: bool = False) -> SimRun:
-        """One run. The loop is the simulator's hot path, so it is written for speed: each step looks
-        up the earliest clock's edge and moves the clocks along it, reading only the edge's first four
-        fields, and leaves everything unusual to `_choose` and to the edge's `notable` flag."""
+        """One run. A ModelError (model code raised) ends it with the path of the run so far: a run that
+        was not recording is run again, recording, to find it (runs are deterministic, and the memo
+        holds no part of the failing step)."""
+        steps: list[TimedStep] = []
+        try:
+            return self._run(seed, record, steps)
+        except ModelError as error:
+            if not record:
+                return self.run(seed, record=True)
+            raise error.with_path(tuple(s.transition.action.label() for s in steps),
+                                  f"the initial state of simulated seed {seed}") from None
+
+    def _run(self, seed: int, record: bool, steps: list[TimedStep]) -> SimRun:
+        """The loop is the simulator's hot path, so it is written for speed: each step looks up the
+        earliest clock's edge and moves the clocks along it, reading only the edge's first four fields,
+        and leaves everything unusual to `_choose` and to the edge's `notable` flag."""
         clocks = Clocks(self.timing, seed)
         init_index, node, initial_violations = self._start(clocks)
         violations = list(initial_violations)
         reached = node.reached
-        steps: list[TimedStep] = []
         now = 0.0
         count = 0
         end = VIOLATION if violations else STEP_LIMIT

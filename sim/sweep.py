@@ -141,11 +141,12 @@ def run_sweep(name: str, params: Mapping[str, Any], bug: str | None, model: Mode
 def record_run(simulator: Simulator, name: str, params: Mapping[str, Any], bug: str | None, seed: int,
                out: Path, suffix: str = "") -> Path:
     """Re-run `seed` with recording on and write its trace into `out` (runs are deterministic, so this is
-    the run the sweep saw)."""
+    the run the sweep saw). The header names the model by `name`, its reference; the file by the
+    model's own name."""
     run = simulator.run(seed, record=True)
     trace = make_trace(name, params, bug, run.init_index, [s.transition for s in run.steps],
                        [s.t for s in run.steps], seed, simulator.timing.to_mapping(), run.end, run.violations)
     out.mkdir(parents=True, exist_ok=True)
-    path = out / f"{name}{'-' + bug if bug else ''}-seed{seed}{suffix}.jsonl"
+    path = out / f"{simulator.product.model.name}{'-' + bug if bug else ''}-seed{seed}{suffix}.jsonl"
     write_trace(path, trace)
     return path

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sim.errors import UsageError
+from sim.errors import ModelError, UsageError
 from sim.fingerprint import hex_fingerprint
 from sim.model import Action, Event
 from sim.paths import Path as ExplorerPath
@@ -254,16 +254,24 @@ class ReplayResult:
 
 
 def replay(trace: Trace) -> ReplayResult:
-    """Re-execute `trace` against the model it names; stop at the first step that differs."""
-    spec = get_model_spec(trace.model)
-    model = spec.build(trace.params, trace.bug)
-    product = Product(model)
+    """Re-execute `trace` against the model it names; stop at the first step that differs. A model error
+    names the trace's steps that led to it."""
+    product = Product(get_model_spec(trace.model).build(trace.params, trace.bug))
+    done: list[str] = []
+    try:
+        return _replay(trace, product, done)
+    except ModelError as error:
+        raise error.with_path(tuple(done), f"initial state {trace.init} of the trace") from None
+
+
+def _replay(trace: Trace, product: Product, done: list[str]) -> ReplayResult:
+    """The replay itself; `done` collects the labels of the steps reproduced."""
     inits = product.init_states()
     if not 0 <= trace.init < len(inits):
         return ReplayResult(False, 0, f"initial state {trace.init} does not exist (the model has {len(inits)})", [])
     state: PState = inits[trace.init]
     violations: list[Violation] = []
-    matcher = getattr(model, "match_event", None)
+    matcher = product.model.match_event
     for step in trace.steps:
         wanted = step.action
         action = _find_action(product.actions(state), wanted)
@@ -287,6 +295,7 @@ def replay(trace: Trace) -> ReplayResult:
                                 "state (fingerprint differs)", violations)
         violations.extend(transition.violations)
         state = transition.target
+        done.append(action.label())
     ended = trace.end == "quiescent" or (trace.end == "violation" and trace.violations)
     if ended and not product.successors(state):
         violations.extend(product.end_violations(state))

@@ -63,8 +63,8 @@ def validate(
     """Breadth-first over (product state, events explained): the first full explanation is a shortest
     one. With `require_quiescent` the explaining run must also end where the model can do nothing.
     `match` defaults to the model's own `match_event`, if it has one, else `default_match`."""
-    match = match or getattr(model, "match_event", None) or default_match
     product = Product(model)
+    match = match or product.model.match_event or default_match
     parent: dict[tuple[int, int], tuple[tuple[int, int], Transition] | None] = {}
     states: dict[tuple[int, int], PState] = {}
     queue: deque[tuple[int, int]] = deque()

@@ -26,7 +26,7 @@ import numpy as np
 from sim.explorer import CheckOptions, CheckResult, Explorer, _rss_mb
 from sim.facts import Fact
 from sim.liveness import NO_CLASS
-from sim.model import Action, Model
+from sim.model import Action, Model, as_model_base
 from sim.monitors import Monitor, MonitorViolation
 from sim.product import Product, PState
 
@@ -70,7 +70,7 @@ class VectorKernel(Protocol):
 
 def vector_unsupported(model: Model, options: CheckOptions) -> str | None:
     """Why the vector engine cannot run this check (None when it can)."""
-    if getattr(model, "vector_kernel", None) is None:
+    if as_model_base(model).vector_kernel is None:
         return f"model {model.name!r} has no vector kernel"
     if options.strategy != "bfs":
         return "the vector engine searches breadth-first only"
