@@ -163,8 +163,10 @@ def test_an_exception_in_model_code_is_a_model_error_with_state_action_and_path(
                                                  else "") + headline)
     assert "crash.py:" in err and ", in step)" in err
     assert "  at action: agent: agent.collect()\n  in state:  State(sent=3," in err
-    steps = re.findall(r"^ +\d+\. (.*)$", err, re.M)  # the path replays to the state: three steers, one tool run
-    assert steps.count("user: user.steer(3)") == 1 and steps.count("agent: agent.run_tool()") == 1
+    steps = re.findall(r"^ +\d+\. (.*)$", err, re.M)  # the path replays to the state: three steers, a tool run
+    assert steps.count("user: user.steer(3)") == 1 and "agent: agent.run_tool()" in steps
+    if command[0] == "check":  # the shortest path runs the tool once; a simulated run may run it more often
+        assert steps.count("agent: agent.run_tool()") == 1
     assert "Traceback" not in err
 
 
