@@ -47,7 +47,8 @@ BUG_CATCHERS = {
 BUG_PARAMS: dict[str, dict[str, object]] = {
     "no-checkpoint-b": {"tool_execution": "sequential"},
     "collect-across-routes": {"mode": "collect", "routes": 2},
-    "stop-outranks-steer": {"stop_after_turn": True},
+    "stop-outranks-steer": {"stop_after_turn": True, "tool_execution": "sequential"},
+    "no-final-recheck": {"layer": "agent"},
     "no-debounce": {"mode": "followup"},
     "skip-overwrites-preflight": {"blocked_call": 0},
     "overlapping-runs": {"mode": "interrupt"},

@@ -56,15 +56,20 @@ def interrupt(cfg: Config, st: Step, item: str) -> None:
 
 def try_steer(cfg: Config, st: Step, item: str) -> bool:
     """queueEmbeddedAgentMessage: the runtime takes the message only while a run streams and does not
-    compact; otherwise the message falls back to the follow-up queue."""
+    compact, and at the session layer only while its admission gate is open (the embedded runner's
+    `canInject`: closed once the run is aborted, "active session is finalizing"); otherwise the message
+    falls back to the follow-up queue."""
     if cfg.codex:
         return codex.queue(cfg, st, item)
-    reason = "no_active_run" if st.phase == IDLE else "compacting" if st.phase == "compacting" else ""
+    reason = ("no_active_run" if st.phase == IDLE else "compacting" if st.phase == "compacting"
+              else "finalizing" if cfg.session and st.aborted else "")
     if reason:
         st.emit(E.gateway("steer_rejected", id=item, reason=reason))
         return False
     st.emit(E.gateway("steer", id=item))
     st.steerq = (*st.steerq, item)
+    if st.after_launch:
+        st.late_steer = True
     return True
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from models.openclaw import SPEC
 from models.openclaw.agent_core import RUNNING
 from models.openclaw.state import IDLE, OpenClawState
+from models.openclaw.versions import REFERENCE_VERSION
 from sim.model import Action, Event
 
 Point = tuple[str, int]
@@ -69,8 +70,13 @@ class PlanStep:
 
 @dataclass(frozen=True)
 class Scenario:
+    """A knob setting and a plan, run at a layer (`session` or the bare `agent`) of the build whose
+    model preset is `version`. The name leaves the layer and build out: the command line names them."""
+
     knobs: Knobs
     plan: tuple[PlanStep, ...]
+    layer: str = "session"
+    version: str = REFERENCE_VERSION
 
     @property
     def name(self) -> str:
@@ -87,14 +93,14 @@ class Scenario:
     def model_params(self, steers: int | None = None, abort: bool | None = None) -> dict[str, Any]:
         """The model configuration that describes this scenario's run. agent_end listeners are awaited
         while the Agent still counts as streaming, so the end-of-run listener window is always open."""
-        return {**asdict(self.knobs), "mode": "steer", "runtime": "agent-core",
-                "messages": self.steers if steers is None else steers,
+        return {**asdict(self.knobs), "mode": "steer", "runtime": "agent-core", "layer": self.layer,
+                "version": self.version, "messages": self.steers if steers is None else steers,
                 "abort": self.aborts if abort is None else abort, "end_listener_window": True}
 
     def to_json(self) -> dict[str, Any]:
         knobs = self.knobs
         return {
-            "name": self.name, "toolExecution": knobs.tool_execution, "steeringMode": knobs.steering_mode,
+            "name": self.name, "layer": self.layer, "toolExecution": knobs.tool_execution, "steeringMode": knobs.steering_mode,
             "followUpMode": knobs.follow_up_mode, "calls": knobs.calls, "toolTurns": knobs.tool_turns,
             "blockedCall": knobs.blocked_call, "followUps": knobs.agent_follow_ups,
             "stopAfterTurn": knobs.stop_after_turn, "plan": [step.to_json() for step in self.plan],
@@ -104,7 +110,7 @@ class Scenario:
 def point_key(event: Event) -> str | None:
     """The driver's name for the observable point an event marks (None: not a point the driver sees)."""
     name, data = event.name, event.data
-    if name in ("model_request", "steering_poll", "follow_up_poll"):
+    if name in ("model_request", "steering_poll", "follow_up_poll", "session_continue"):
         return name
     if name == "tool_execute":
         return f"tool_execute:{data['toolCallId']}"
@@ -124,12 +130,13 @@ def knob_grid() -> list[Knobs]:
             for te, sm, bc, fu, stop in grid]
 
 
-def plans(knobs: Knobs, steers: int, abort: bool) -> list[tuple[PlanStep, ...]]:
+def plans(knobs: Knobs, steers: int, abort: bool, layer: str = "session",
+          version: str = REFERENCE_VERSION) -> list[tuple[PlanStep, ...]]:
     """Every distinct placement of `steers` steers (and an abort) along the model's runs for `knobs`.
     Tools finish in launch order, as the driver's tools do. The driver acts right after a point, so a user
     action is placed only where the step before it showed one: after a silent step the last point
     would name an earlier position than the model's."""
-    model = SPEC.build(Scenario(knobs, ()).model_params(steers, abort))
+    model = SPEC.build(Scenario(knobs, (), layer, version).model_params(steers, abort))
     found: set[tuple[PlanStep, ...]] = set()
     seen: set[tuple] = set()
     stack: list[tuple[OpenClawState, tuple[PlanStep, ...], Point, tuple[tuple[str, int], ...], bool]] = [
@@ -193,7 +200,8 @@ def _advance(last: Point, counts: tuple[tuple[str, int], ...], events: list[Even
     return last, tuple(sorted(table.items()))
 
 
-def generate(max_steers: int = 2, knob_labels: frozenset[str] | None = None) -> list[Scenario]:
+def generate(max_steers: int = 2, knob_labels: frozenset[str] | None = None, layer: str = "session",
+             version: str = REFERENCE_VERSION) -> list[Scenario]:
     """All scenarios: for every knob setting (or those with the given labels), every placement of one
     steer and of one steer followed by an abort; several steers (up to `max_steers`), whose interplay
     is the drain mode's business, for every tool execution and drain mode."""
@@ -202,7 +210,7 @@ def generate(max_steers: int = 2, knob_labels: frozenset[str] | None = None) -> 
         if knob_labels is not None and knobs.label() not in knob_labels:
             continue
         for steers, abort in _shapes(knobs, max_steers):
-            out += [Scenario(knobs, plan) for plan in plans(knobs, steers, abort)]
+            out += [Scenario(knobs, plan, layer, version) for plan in plans(knobs, steers, abort, layer, version)]
     return out
 
 
