@@ -75,6 +75,7 @@ class RunFacts:
     drained: frozenset[str]
     injected: frozenset[str]
     left_queued: frozenset[str]
+    after_end: frozenset[str]  # accepted after the run's agent_end, before another run started
 
     @property
     def open(self) -> tuple[str, ...]:
@@ -86,10 +87,16 @@ def run_facts(events: Sequence[Event]) -> RunFacts:
     drained: set[str] = set()
     injected: set[str] = set()
     left: set[str] = set()
+    after_end: set[str] = set()
+    ended = False
     for event in events:
         data = event.data
-        if event.name == "steer":
+        if event.name in ("agent_end", "agent_start"):
+            ended = event.name == "agent_end"
+        elif event.name == "steer":
             accepted.append(data["id"])
+            if ended:
+                after_end.add(data["id"])
         elif event.name == "steering_poll":
             drained.update(data["drained"])
         elif event.name == "message_end" and data.get("role") == "user":
@@ -97,7 +104,7 @@ def run_facts(events: Sequence[Event]) -> RunFacts:
         elif event.name == "run_settled":
             left = set(data["steeringQueue"])
     return RunFacts(any(e.name == "abort" for e in events), tuple(accepted), frozenset(drained),
-                    frozenset(injected), frozenset(left))
+                    frozenset(injected), frozenset(left), frozenset(after_end))
 
 
 def cause_of(check: str, facts: RunFacts, context: dict[str, Any]) -> str:
@@ -116,7 +123,9 @@ def cause_of(check: str, facts: RunFacts, context: dict[str, Any]) -> str:
         return ""
     if facts.aborted:
         return "kept-for-next-prompt"
+    if all(item in facts.after_end for item in open_items):
+        return "left-for-the-caller" if context["layer"] == "agent" else ""
     if context["stop_after_turn"]:
         return ("parallel-steer-does-not-outrank-stop" if "steer-outranks-stop" in context["failed"]
                 else "stop-hook-first")
-    return "left-for-the-caller" if context["layer"] == "agent" else ""
+    return ""

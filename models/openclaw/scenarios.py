@@ -100,7 +100,8 @@ class Scenario:
     def to_json(self) -> dict[str, Any]:
         knobs = self.knobs
         return {
-            "name": self.name, "layer": self.layer, "toolExecution": knobs.tool_execution, "steeringMode": knobs.steering_mode,
+            "name": self.name, "layer": self.layer, "toolExecution": knobs.tool_execution,
+            "steeringMode": knobs.steering_mode,
             "followUpMode": knobs.follow_up_mode, "calls": knobs.calls, "toolTurns": knobs.tool_turns,
             "blockedCall": knobs.blocked_call, "followUps": knobs.agent_follow_ups,
             "stopAfterTurn": knobs.stop_after_turn, "plan": [step.to_json() for step in self.plan],

@@ -5,10 +5,13 @@ parameter of its own (so a reader can turn it on and off and see what it guards)
 parameter names the build whose values those parameters take unless they are set explicitly.
 `steersim conform openclaw` picks the preset of the build it drives.
 
-| parameter | 2026.8.1-beta.3 | 2026.9.6 | where |
-|---|---|---|---|
-| `restore_on_abort` | off: drained steers and follow-ups not yet injected are dropped with an aborted run | on: `Agent.finishRun` calls `steeringQueue.restore()` and `followUpQueue.restore()`, so they go back to the front of their queues | `PendingMessageQueue.inFlight`/`restore` (2026.8.1 and later) |
-| `skip_text` | `Skipped due to queued user message.` | `Skipped to process an incoming message.` | `STEERING_TOOL_SKIP_MESSAGE` (changed in 2026.9.5) |
+`restore_on_abort`
+    2026.8.1-beta.3: off, drained steers and follow-ups not yet injected are dropped with an aborted run.
+    2026.9.6: on, `Agent.finishRun` calls `steeringQueue.restore()` and `followUpQueue.restore()`, which put
+    the in-flight messages back at the front of their queues (`PendingMessageQueue.inFlight`, since 2026.8.1).
+`skip_text` (`STEERING_TOOL_SKIP_MESSAGE`, changed in 2026.9.5)
+    2026.8.1-beta.3: `Skipped due to queued user message.`
+    2026.9.6: `Skipped to process an incoming message.`
 
 Both builds share the end-of-run steering recheck after the follow-up drain (the model's
 `no-final-recheck` bug variant removes it) and the single launch checkpoint of a parallel batch. The
