@@ -8,6 +8,7 @@ import pytest
 
 from models.openclaw import BUG_CATCHERS, BUG_PARAMS, BUGS, SPEC
 from models.openclaw import events as E
+from models.openclaw.state import IDLE, OpenClawState
 from sim.errors import UsageError
 from sim.simulator import simulate
 
@@ -174,3 +175,25 @@ def test_bad_parameters_are_refused():
 def test_larger_configurations_hold():
     assert_all_hold({"messages": 4, "calls": 3, "tool_turns": 2, "tool_execution": "sequential"})
     assert_all_hold({"messages": 4, "calls": 3, "tool_turns": 2})
+
+
+def drained_prompt(params, **state):
+    """The prompt of the one gateway drain step from an idle session holding `state`."""
+    model = SPEC.build(params)
+    source = OpenClawState(phase=IDLE, **state)
+    [action] = [a for a in model.actions(source) if a.kind == "gateway.drain"]
+    [drain] = [e for e in model.observe(source, action, model.next_state(source, action)) if e.name == "followup_drain"]
+    return drain.data["id"]
+
+
+def test_collect_coalesces_again_once_what_is_left_shares_a_route():
+    """forceIndividualCollect is reset when the queue is no longer cross-route and holds more than one."""
+    collect = {"mode": "collect", "routes": 2}
+    assert drained_prompt(collect, fq=("m1", "m3"), forced=True) == "m1+m3"
+    assert drained_prompt(collect, fq=("m1", "m2", "m3"), forced=False) == "m1"
+
+
+def test_an_overflow_summary_is_its_own_run_per_route():
+    collect = {"mode": "collect", "routes": 2, "cap": 1}
+    assert drained_prompt(collect, fq=("m4",), dropped=("m1", "m3", "m2")) == "overflow:m1+overflow:m3"
+    assert drained_prompt(collect, fq=("m4",), dropped=("m2",)) == "overflow:m2"

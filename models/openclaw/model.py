@@ -67,7 +67,7 @@ class OpenClawModel:
         # Agent.abort reaches only a run that exists: not before prompt() starts it, not after agent_end.
         if cfg.abort and not cfg.codex and s.aborts == 0 and s.phase not in NO_ACTIVE_RUN:
             out.append(Action("user", "user.abort"))
-        if s.fq and not s.quiet:
+        if (s.fq or s.dropped) and not s.quiet:
             out.append(Action("timer", "timer.debounce"))
         if s.phase == "codex-turn" and s.batch and cfg.codex_debounce_ms > 0:
             out.append(Action("timer", "timer.codex_flush"))
@@ -95,7 +95,7 @@ class OpenClawModel:
             return Action("runtime", RUNTIME_STEPS[phase], args)
         if phase == IDLE and s.replacement:
             return Action("gateway", "gateway.replace")
-        if phase == IDLE and s.fq and gateway.drain_ready(self.cfg, s.quiet):
+        if phase == IDLE and (s.fq or s.dropped) and gateway.drain_ready(self.cfg, s.quiet):
             return Action("gateway", "gateway.drain")
         return None
 

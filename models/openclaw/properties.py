@@ -134,7 +134,7 @@ def _truthful_preflight(cfg: Config, s: OpenClawState, events: Sequence[Event]) 
 def _collect_routes(cfg: Config, events: Sequence[Event]) -> bool:
     for event in events:
         if event.name == "followup_drain":
-            items = [item for item in event.data["id"].split("+") if E.is_message_id(item)]
+            items = [item for item in E.items_of(event.data["id"]) if E.is_message_id(item)]
             if len({route_of(item, cfg.routes) for item in items}) > 1:
                 return False
     return True
@@ -176,7 +176,8 @@ def model_properties(cfg: Config, observe: Observe) -> list[Property]:
                             doc="a call blocked by its preflight keeps its own result, even when steering skips"))
     if cfg.mode == "collect":
         props.append(Always("collect-respects-routes", step=on_events(lambda s, t, ev: _collect_routes(cfg, ev)),
-                            doc="collect never coalesces messages of different routes"))
+                            doc="collect never coalesces messages of different routes, nor delivers one "
+                                "route's overflow summary with another route's messages"))
     if cfg.mode != "interrupt" and cfg.debounce_ms > 0:
         props.append(Always("followup-waits-debounce",
                             step=lambda s, a, t: not (a.kind == "gateway.drain" and not s.quiet),
