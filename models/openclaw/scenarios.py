@@ -41,6 +41,8 @@ class Knobs:
     def label(self) -> str:
         parts = [self.tool_execution[:3], "all" if self.steering_mode == "all" else "one",
                  f"k{self.calls}"]
+        if self.tool_turns != 1:
+            parts.append(f"turns{self.tool_turns}")
         if self.follow_up_mode == "all":
             parts.append("fu-all")
         if self.blocked_call >= 0:
@@ -125,10 +127,13 @@ def point_key(event: Event) -> str | None:
 
 
 def knob_grid() -> list[Knobs]:
-    """Every combination of the runtime's knobs, on a two-call batch."""
+    """Every combination of the runtime's knobs, on a two-call batch, and two larger shapes for each
+    tool execution: a three-call batch, and two tool turns in a row."""
     grid = itertools.product(("parallel", "sequential"), ("one-at-a-time", "all"), (-1, 1), (0, 1), (False, True))
-    return [Knobs(tool_execution=te, steering_mode=sm, blocked_call=bc, agent_follow_ups=fu, stop_after_turn=stop)
-            for te, sm, bc, fu, stop in grid]
+    knobs = [Knobs(tool_execution=te, steering_mode=sm, blocked_call=bc, agent_follow_ups=fu, stop_after_turn=stop)
+             for te, sm, bc, fu, stop in grid]
+    return knobs + [Knobs(tool_execution=te, **shape) for te in ("parallel", "sequential")
+                    for shape in ({"calls": 3}, {"tool_turns": 2})]
 
 
 def plans(knobs: Knobs, steers: int, abort: bool, layer: str = "session",
