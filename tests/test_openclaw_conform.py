@@ -250,3 +250,15 @@ def test_the_standalone_reproductions_exit_1_exactly_on_the_affected_builds(scri
         ran = subprocess.run([str(driver.node_binary()), str(REPRO_DIR / script), "--package-dir",
                               str(driver.NODE_MODULES / package)], capture_output=True, text=True, timeout=120)
         assert ran.returncode == code, (package, ran.stdout, ran.stderr)
+
+
+@needs_node
+def test_parallel_tools_that_finish_in_reverse_order_end_so_and_commit_in_source_order():
+    name = "par-one-k3-rev/m1@tool_execute:c2#1"
+    [scenario] = [s for s in scenarios.generate(1, frozenset({"par-one-k3-rev"})) if s.name == name]
+    [result] = driver.run(driver.find_target(None), [scenario])
+    order = [(r["type"], r["toolCallId"]) for r in result["records"]
+             if r.get("type") == "tool_execution_end" or (r.get("type") == "message_end" and r["role"] == "toolResult")]
+    assert order == [("tool_execution_end", "c2"), ("tool_execution_end", "c1"), ("tool_execution_end", "c0"),
+                     ("message_end", "c0"), ("message_end", "c1"), ("message_end", "c2")]
+    assert judge(scenario, result) == []

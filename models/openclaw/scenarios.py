@@ -27,7 +27,9 @@ START_POINT: Point = ("start", 1)
 
 @dataclass(frozen=True)
 class Knobs:
-    """What the real runtime lets a caller choose, in the model's parameter names."""
+    """What the real runtime lets a caller choose, in the model's parameter names, and in which order
+    the scripted tools of a parallel batch finish (`launch` order, or `reverse`: the last launched
+    first), which the model leaves open and the driver fixes."""
 
     tool_execution: str = "parallel"
     steering_mode: str = "one-at-a-time"
@@ -37,12 +39,15 @@ class Knobs:
     blocked_call: int = -1
     agent_follow_ups: int = 0
     stop_after_turn: bool = False
+    finish_order: str = "launch"
 
     def label(self) -> str:
         parts = [self.tool_execution[:3], "all" if self.steering_mode == "all" else "one",
                  f"k{self.calls}"]
         if self.tool_turns != 1:
             parts.append(f"turns{self.tool_turns}")
+        if self.finish_order == "reverse":
+            parts.append("rev")
         if self.follow_up_mode == "all":
             parts.append("fu-all")
         if self.blocked_call >= 0:
@@ -95,7 +100,8 @@ class Scenario:
     def model_params(self, steers: int | None = None, abort: bool | None = None) -> dict[str, Any]:
         """The model configuration that describes this scenario's run. agent_end listeners are awaited
         while the Agent still counts as streaming, so the end-of-run listener window is always open."""
-        return {**asdict(self.knobs), "mode": "steer", "runtime": "agent-core", "layer": self.layer,
+        knobs = {name: value for name, value in asdict(self.knobs).items() if name != "finish_order"}
+        return {**knobs, "mode": "steer", "runtime": "agent-core", "layer": self.layer,
                 "version": self.version, "messages": self.steers if steers is None else steers,
                 "abort": self.aborts if abort is None else abort, "end_listener_window": True}
 
@@ -106,7 +112,8 @@ class Scenario:
             "steeringMode": knobs.steering_mode,
             "followUpMode": knobs.follow_up_mode, "calls": knobs.calls, "toolTurns": knobs.tool_turns,
             "blockedCall": knobs.blocked_call, "followUps": knobs.agent_follow_ups,
-            "stopAfterTurn": knobs.stop_after_turn, "plan": [step.to_json() for step in self.plan],
+            "stopAfterTurn": knobs.stop_after_turn, "finishOrder": knobs.finish_order,
+            "plan": [step.to_json() for step in self.plan],
         }
 
 
@@ -127,19 +134,21 @@ def point_key(event: Event) -> str | None:
 
 
 def knob_grid() -> list[Knobs]:
-    """Every combination of the runtime's knobs, on a two-call batch, and two larger shapes for each
-    tool execution: a three-call batch, and two tool turns in a row."""
+    """Every combination of the runtime's knobs, on a two-call batch; two larger shapes for each tool
+    execution, a three-call batch and two tool turns in a row; parallel batches whose tools finish in
+    reverse launch order."""
     grid = itertools.product(("parallel", "sequential"), ("one-at-a-time", "all"), (-1, 1), (0, 1), (False, True))
     knobs = [Knobs(tool_execution=te, steering_mode=sm, blocked_call=bc, agent_follow_ups=fu, stop_after_turn=stop)
              for te, sm, bc, fu, stop in grid]
     return knobs + [Knobs(tool_execution=te, **shape) for te in ("parallel", "sequential")
-                    for shape in ({"calls": 3}, {"tool_turns": 2})]
+                    for shape in ({"calls": 3}, {"tool_turns": 2})] + [
+        Knobs(finish_order="reverse"), Knobs(calls=3, finish_order="reverse")]
 
 
 def plans(knobs: Knobs, steers: int, abort: bool, layer: str = "session",
           version: str = REFERENCE_VERSION) -> list[tuple[PlanStep, ...]]:
     """Every distinct placement of `steers` steers (and an abort) along the model's runs for `knobs`.
-    Tools finish in launch order, as the driver's tools do. The driver acts right after a point, so a user
+    Tools finish in the knobs' finish order, as the driver's tools do. The driver acts right after a point, so a user
     action is placed only where the step before it showed one: after a silent step the last point
     would name an earlier position than the model's."""
     model = SPEC.build(Scenario(knobs, (), layer, version).model_params(steers, abort))
@@ -154,7 +163,7 @@ def plans(knobs: Knobs, steers: int, abort: bool, layer: str = "session",
             continue
         seen.add(key)
         moved = False
-        for action in _driver_choices(model.actions(state), state, fresh):
+        for action in _driver_choices(model.actions(state), state, fresh, knobs.finish_order == "reverse"):
             nxt = model.next_state(state, action)
             if nxt is None:
                 continue
@@ -183,12 +192,14 @@ def _abort_last(plan: tuple[PlanStep, ...]) -> bool:
     return "abort" not in actions or actions[-1] == "abort"
 
 
-def _driver_choices(actions: list[Action], state: OpenClawState, fresh: bool) -> Iterator[Action]:
+def _driver_choices(actions: list[Action], state: OpenClawState, fresh: bool, reverse: bool) -> Iterator[Action]:
     """The choices the driver can make: steer into the Agent (or abort) right after a point while a run
-    is active (an idle session is the gateway's business), and let tools finish in launch order."""
-    first_running = state.calls.index(RUNNING) if RUNNING in state.calls else -1
+    is active (an idle session is the gateway's business), and let tools finish in launch order (or,
+    `reverse`, the last launched first)."""
+    running = [index for index, status in enumerate(state.calls) if status == RUNNING]
+    finishing = (running[-1] if reverse else running[0]) if running else -1
     for action in actions:
-        if action.kind == "tool.finish" and action.args[0] != first_running:
+        if action.kind == "tool.finish" and action.args[0] != finishing:
             continue
         if action.actor == "user" and (state.phase == IDLE or not fresh):
             continue

@@ -9,8 +9,10 @@
 // or "abort"), each to be performed right after the n-th occurrence of an observed point (an agent
 // event, a model request, a tool implementation start, a steering or follow-up poll). Every agent
 // event, every model request and every poll is recorded, in order, and last what the steering and
-// follow-up queues hold once the Agent is idle. The model is a scripted fake; tools resolve at once;
-// nothing depends on timers, so a scenario always runs the same way.
+// follow-up queues hold once the Agent is idle. The model is a scripted fake. Tools resolve at once,
+// or with finishOrder "reverse" in a parallel batch, one at a time, the last launched first: each is
+// held until the batch has launched (every launch is synchronous) and released from a macrotask once
+// everything the previous release set off has run, so a scenario always runs the same way.
 //
 // Layers. "agent" is the bare public Agent: one prompt(), then waitForIdle(). "session" adds what the
 // embedded runner's AgentSession does around it, which the package does not export, restated here
@@ -155,11 +157,23 @@ async function runScenario(core, scenario) {
     };
   };
 
+  const held = [];
+  const releaseLast = () => {
+    held.pop()();
+    if (held.length > 0) setImmediate(releaseLast);
+  };
+  const reverse = scenario.finishOrder === "reverse" && scenario.toolExecution === "parallel";
   const tool = {
     name: "tool", label: "tool", description: "scripted tool",
     parameters: { type: "object", properties: {}, additionalProperties: false },
     execute: async (toolCallId) => {
       observe({ ev: "tool_execute", toolCallId });
+      if (reverse) {
+        await new Promise((resolve) => {
+          held.push(resolve);
+          if (held.length === 1) setImmediate(releaseLast);
+        });
+      }
       return { content: [{ type: "text", text: `${toolCallId} result` }], details: {} };
     },
   };
