@@ -13,6 +13,7 @@ from models.openclaw import events as E
 from models.openclaw.causes import CAUSES, REPRO_DIR
 from models.openclaw.judge import judge
 from models.openclaw.scenarios import Knobs, PlanStep, Scenario
+from models.openclaw.versions import preset_for
 from sim.errors import UsageError
 
 LATEST = driver.NODE_MODULES / "openclaw-latest"
@@ -131,6 +132,11 @@ def test_the_known_baseline_skips_comments_and_blank_lines(tmp_path):
     assert conform.read_known(str(baseline)) == {"abort-drops-drained-steer"}
     with pytest.raises(UsageError, match="--known"):
         conform.read_known(str(tmp_path / "missing.txt"))
+
+
+def test_a_build_without_a_preset_is_refused_with_the_known_ones():
+    with pytest.raises(UsageError, match=r"2026\.8\.1-beta\.3, 2026\.9\.6"):
+        preset_for("2026.9.5")
 
 
 def test_every_defect_has_a_standalone_reproduction():

@@ -46,7 +46,9 @@ CAUSES = {cause.id: cause for cause in (
           "consulted before the poll and ends the run. The sequential executor keeps the guarantee with "
           "Checkpoint C (\"A steer accepted during the final call's awaited preflight or execution must "
           "outrank shouldStopAfterTurn even when there is no remaining tail\"). shouldStopAfterTurn is a "
-          "runAgentLoop config option; AgentSession does not set one.",
+          "runAgentLoop config option; AgentSession sets none. With one supplied, the bare Agent and "
+          "runAgentLoop leave the steer queued; at the session layer the steer still reaches the model, "
+          "but in a run AgentSession continues after the stop rather than before it.",
           repro="parallel-steer-does-not-outrank-stop.mjs"),
     Cause("stop-hook-first",
           "a steer accepted after the batch's last checkpoint waits behind shouldStopAfterTurn",
