@@ -34,9 +34,10 @@ CAUSES = {cause.id: cause for cause in (
     Cause("abort-drops-drained-steer",
           "a steer drained at a checkpoint is lost when the run aborts before injecting it",
           "A checkpoint drained the steer into the loop's pendingMessages (at a tool launch checkpoint the "
-          "unstarted calls are skipped for it), then stopIfAborted ended the run before the next turn appended it. The build does not "
-          "restore in-flight steering (2026.8.1 and later call steeringQueue.restore() in finishRun), so "
-          "the steer is neither in the transcript nor in Agent.steeringQueue: the next prompt never sees it.",
+          "unstarted calls are skipped for it), then stopIfAborted ended the run before the next turn "
+          "appended it. The build does not restore in-flight steering (2026.8.1 and later call "
+          "steeringQueue.restore() in finishRun), so the steer is neither in the transcript nor in "
+          "Agent.steeringQueue: the next prompt never sees it.",
           repro="abort-drops-drained-steer.mjs"),
     Cause("parallel-steer-does-not-outrank-stop",
           "in parallel tool execution a steer accepted while the batch's calls run does not outrank "
