@@ -24,6 +24,7 @@ BUGS = {
     "double-end-event": "the parallel commit ends a call recalled by steering a second time before its result",
     "results-out-of-order": "a parallel batch appends each result as its tool finishes, in completion order",
     "wrong-skip-text": "the parallel launch checkpoint ends recalled calls with the abort text, not the skip text",
+    "overflow-across-routes": "the overflow summary rides with the next drained prompt, whatever its route",
 }
 
 BUG_CATCHERS = {
@@ -42,12 +43,15 @@ BUG_CATCHERS = {
     "double-end-event": "one-start-one-end",
     "results-out-of-order": "results-in-source-order",
     "wrong-skip-text": "skip-result-exact",
+    "overflow-across-routes": "collect-respects-routes",
 }
 
 BUG_PARAMS: dict[str, dict[str, object]] = {
     "no-checkpoint-b": {"tool_execution": "sequential"},
     "collect-across-routes": {"mode": "collect", "routes": 2},
-    "stop-outranks-steer": {"stop_after_turn": True},
+    "stop-outranks-steer": {"stop_after_turn": True, "tool_execution": "sequential"},
+    "no-final-recheck": {"layer": "agent"},
+    "overflow-across-routes": {"mode": "collect", "routes": 2, "cap": 1},
     "no-debounce": {"mode": "followup"},
     "skip-overwrites-preflight": {"blocked_call": 0},
     "overlapping-runs": {"mode": "interrupt"},

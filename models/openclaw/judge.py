@@ -1,8 +1,9 @@
 """Judging one recorded run: the core fact monitors over what the real code did, trace validation
 against the model, and the model's own properties along the path that explains the run.
 
-Each problem becomes a `Finding` with a signature, so that many scenarios that show the same
-behaviour are reported once, with the shortest scenario that reproduces it.
+Each problem becomes a `Finding` with its root cause (`causes.py`) where one is catalogued, or else a
+signature, so that many scenarios that show the same behaviour are reported once, with the shortest
+scenario that reproduces it. Within one run, checks that fail for the same cause make one finding.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 from models.openclaw import SPEC
 from models.openclaw import events as E
+from models.openclaw.causes import CAUSES, cause_of, run_facts
 from models.openclaw.scenarios import Scenario
 from models.openclaw.translate import observed_events
 from sim.fingerprint import fingerprint
@@ -28,13 +30,18 @@ IDS = re.compile(r"'(m|c|f|a)-?\d+'")
 
 @dataclass
 class Finding:
+    """`kind`: `defect` (a catalogued root cause), `violation` (a check failed for a cause not in the
+    catalogue), `by-design` (documented behaviour a check flags) or `divergence` (the model cannot
+    explain the run)."""
+
     property: str
-    kind: str  # monitor | divergence
+    kind: str
     summary: str
     signature: str
     scenario: Scenario
     steps: list[dict[str, Any]]
     scenarios: list[str] = field(default_factory=list)
+    cause: str = ""
 
 
 def judge(scenario: Scenario, result: dict[str, Any]) -> list[Finding]:
@@ -44,7 +51,7 @@ def judge(scenario: Scenario, result: dict[str, Any]) -> list[Finding]:
         return [Finding("driver", "divergence", f"the real run failed: {first}", f"error {first}", scenario, [])]
     events = observed_events(result["records"])
     findings = monitor_findings(scenario, events)
-    steers = sum(1 for r in result["records"] if r["ev"] == "steer")
+    steers = sum(1 for r in result["records"] if r["ev"] in ("steer", "steer_refused"))
     aborted = any(r["ev"] == "abort" for r in result["records"])
     model = SPEC.build(scenario.model_params(steers, aborted))
     validation = validate(model, events, require_quiescent=True)
@@ -56,7 +63,29 @@ def judge(scenario: Scenario, result: dict[str, Any]) -> list[Finding]:
         findings.append(Finding("plan", "divergence",
                                 "the real run never reached a point where the model places a steer",
                                 "unreached point", scenario, []))
-    return findings
+    return by_cause(scenario, events, findings)
+
+
+def by_cause(scenario: Scenario, events: Sequence[Event], findings: list[Finding]) -> list[Finding]:
+    """Give each failed check its catalogued cause and keep one finding per cause: the first, which
+    carries the path that explains it."""
+    facts = run_facts(events)
+    context = {"layer": scenario.layer, "parallel": scenario.knobs.tool_execution == "parallel",
+               "stop_after_turn": scenario.knobs.stop_after_turn,
+               "failed": {f.property for f in findings}}
+    out: list[Finding] = []
+    for finding in findings:
+        cause = cause_of(finding.property, facts, context) if finding.kind != "divergence" else ""
+        if cause:
+            if any(kept.cause == cause for kept in out):
+                continue
+            finding.cause, finding.signature = cause, f"cause {cause}"
+            finding.kind = "by-design" if CAUSES[cause].by_design else "defect"
+            finding.summary = f"{CAUSES[cause].title} ({finding.property}: {finding.summary})"
+        elif finding.kind != "divergence":
+            finding.kind = "violation"
+        out.append(finding)
+    return out
 
 
 def monitor_findings(scenario: Scenario, events: Sequence[Event]) -> list[Finding]:
@@ -86,7 +115,8 @@ def monitor_findings(scenario: Scenario, events: Sequence[Event]) -> list[Findin
 
 
 def _cause(scenario: Scenario) -> str:
-    """What in the scenario exposes the problem, so that different causes are reported apart."""
+    """What in the scenario exposes a problem with no catalogued cause, so that different ones are
+    reported apart."""
     if any(step.after[0].startswith("agent_end") for step in scenario.plan):
         return "a steer accepted while agent_end listeners run"
     if scenario.aborts:
@@ -122,7 +152,7 @@ def divergence_finding(scenario: Scenario, model: Any, divergence: Divergence, e
         signature = f"{observed.name} " + " ".join(f"{k}={observed.data[k]!r}" for k in differing)
     else:
         offered = expected.name if expected is not None else "nothing (it was done)"
-        detail = f"real {observed.name} {dict(observed.data)}, where the model produces {offered}"
+        detail = f"the real run has {observed.name} {dict(observed.data)}; the model's next step is {offered}"
         signature = f"{observed.name} instead of {offered}"
     summary = f"after {len(divergence.explained)} model steps the real run diverges: {detail}"
     steps = [step_json(t) for t in divergence.explained]

@@ -28,6 +28,7 @@ RUNTIME_STEPS = {
     "par-prep": "tool.start",
     "par-resolve": "tool.prepare",
     "par-cp": "tool.launch_batch",
+    "par-launch": "tool.launch_call",
     "par-commit": "tool.commit",
     "turn-end": "turn.end",
     "compacting": "run.compact",
@@ -36,7 +37,11 @@ RUNTIME_STEPS = {
     "fu-poll": "run.follow_up_poll",
     "final-poll": "run.final_poll",
     ENDING: "run.finish",
+    "post-run": "session.post_run",
 }
+CALL_STEPS = ("seq-a", "seq-b", "par-prep", "par-resolve", "par-launch")
+NO_ACTIVE_RUN = (IDLE, ENDING, START, "post-run")
+"""Phases with no Agent run to abort: before prompt() starts one, after agent_end, between runs."""
 
 
 class OpenClawModel:
@@ -60,14 +65,16 @@ class OpenClawModel:
         if s.sent < cfg.messages:
             out.append(Action("user", "user.message", (s.sent + 1,)))
         # Agent.abort reaches only a run that exists: not before prompt() starts it, not after agent_end.
-        if cfg.abort and not cfg.codex and s.aborts == 0 and s.phase not in (IDLE, ENDING, START):
+        if cfg.abort and not cfg.codex and s.aborts == 0 and s.phase not in NO_ACTIVE_RUN:
             out.append(Action("user", "user.abort"))
-        if s.fq and not s.quiet:
+        if (s.fq or s.dropped) and not s.quiet:
             out.append(Action("timer", "timer.debounce"))
         if s.phase == "codex-turn" and s.batch and cfg.codex_debounce_ms > 0:
             out.append(Action("timer", "timer.codex_flush"))
+        # A parallel batch launches its calls back to back: none finishes before the last one launched.
+        finishing = cfg.tool_execution == "sequential" or s.phase == "par-run"
         for index, status in enumerate(s.calls):
-            if status == core.RUNNING:
+            if status == core.RUNNING and finishing:
                 out.append(Action(f"tool:{E.call_id(index)}", "tool.finish", (index,)))
         system = self._system_action(s)
         if system is not None:
@@ -84,11 +91,11 @@ class OpenClawModel:
         if phase == "codex-turn":
             return Action("codex", "codex.boundary", (s.boundaries,))
         if phase in RUNTIME_STEPS:
-            args = (s.call,) if phase in ("seq-a", "seq-b", "par-prep", "par-resolve") else ()
+            args = (s.call,) if phase in CALL_STEPS else ()
             return Action("runtime", RUNTIME_STEPS[phase], args)
         if phase == IDLE and s.replacement:
             return Action("gateway", "gateway.replace")
-        if phase == IDLE and s.fq and gateway.drain_ready(self.cfg, s.quiet):
+        if phase == IDLE and (s.fq or s.dropped) and gateway.drain_ready(self.cfg, s.quiet):
             return Action("gateway", "gateway.drain")
         return None
 
@@ -157,6 +164,7 @@ RUNTIME_HANDLERS = {
     "tool.start": core.start_parallel,
     "tool.prepare": core.prepare_parallel,
     "tool.launch_batch": core.launch_parallel,
+    "tool.launch_call": core.launch_ready_call,
     "tool.commit": core.commit_parallel,
     "turn.end": core.end_turn,
     "run.compact": lambda cfg, st: core.compact(st),
@@ -164,7 +172,8 @@ RUNTIME_HANDLERS = {
     "turn.next": core.next_turn,
     "run.follow_up_poll": core.follow_up_poll,
     "run.final_poll": core.final_poll,
-    "run.finish": lambda cfg, st: core.finish_run(st),
+    "run.finish": core.finish_run,
+    "session.post_run": core.after_run,
 }
 
 DEFAULT_TIMING: Mapping[str, Any] = {

@@ -70,13 +70,13 @@ def _no_launch_after_drain(s: OpenClawState, events: Sequence[Event]) -> bool:
     return True
 
 
-def _skip_exact(events: Sequence[Event]) -> bool:
+def _skip_exact(cfg: Config, events: Sequence[Event]) -> bool:
     for event in events:
         data = event.data
-        is_skip = data.get("details", {}).get("deniedReason") == "steering" or data.get("text") == E.SKIP_TEXT
+        is_skip = data.get("details", {}).get("deniedReason") == "steering" or data.get("text") == cfg.skip_text
         if not is_skip:
             continue
-        if data["text"] != E.SKIP_TEXT or data["details"] != E.SKIP_DETAILS:
+        if data["text"] != cfg.skip_text or data["details"] != E.SKIP_DETAILS:
             return False
         if event.name == "tool_execution_end" and data["executionStarted"]:
             return False
@@ -93,7 +93,8 @@ def _steer_before_next_call(t: OpenClawState, events: Sequence[Event]) -> bool:
     return not (requested and t.pending)
 
 
-def _drained_not_lost(s: OpenClawState, events: Sequence[Event]) -> bool:
+def _drained_not_lost(s: OpenClawState, t: OpenClawState, events: Sequence[Event]) -> bool:
+    """A drained message reaches the transcript before agent_end, or goes back to its queue."""
     open_items = set(s.pending)
     for event in events:
         if event.name == "steering_poll":
@@ -101,7 +102,7 @@ def _drained_not_lost(s: OpenClawState, events: Sequence[Event]) -> bool:
         elif event.name == "message_end" and event.data["role"] == "user":
             open_items.difference_update(E.items_of(event.data["id"]))
             open_items.discard(event.data["id"])
-        elif event.name == "agent_end" and open_items:
+        elif event.name == "agent_end" and open_items - set(t.steerq) - set(t.followups):
             return False
     return True
 
@@ -133,7 +134,7 @@ def _truthful_preflight(cfg: Config, s: OpenClawState, events: Sequence[Event]) 
 def _collect_routes(cfg: Config, events: Sequence[Event]) -> bool:
     for event in events:
         if event.name == "followup_drain":
-            items = [item for item in event.data["id"].split("+") if E.is_message_id(item)]
+            items = [item for item in E.items_of(event.data["id"]) if E.is_message_id(item)]
             if len({route_of(item, cfg.routes) for item in items}) > 1:
                 return False
     return True
@@ -148,31 +149,35 @@ def model_properties(cfg: Config, observe: Observe) -> list[Property]:
                doc="no tool whose implementation started is cancelled by steering"),
         Always("no-launch-after-drain", step=on_events(lambda s, t, ev: _no_launch_after_drain(s, ev)),
                doc="once a batch drained a steer, no further tool of that batch starts"),
-        Always("steer-before-launch", step=lambda s, a, t: not (s.steerq and any(
+        Always("steer-before-launch", step=lambda s, a, t: not (s.steerq and a.kind != "tool.launch_call" and any(
                    e.name == "tool_execute" for e in observe(s, a, t))),
-               doc="a steer pending at a launch checkpoint suppresses that launch"),
+               doc="a steer pending at a launch checkpoint suppresses that launch (the calls of a parallel "
+                   "batch that crossed its checkpoint launch together)"),
         Always("one-start-one-end", step=on_events(lambda s, t, ev: _lifecycle_ok(s, ev, in_order=False)),
                doc="every call gets one start, one end and one result message, in that order, before turn_end"),
         Always("results-in-source-order", step=on_events(lambda s, t, ev: _lifecycle_ok(s, ev, in_order=True)),
                doc="tool result messages follow assistant source order"),
-        Always("skip-result-exact", step=on_events(lambda s, t, ev: _skip_exact(ev)),
-               doc=f"a steering skip reads {E.SKIP_TEXT!r} with details {E.SKIP_DETAILS} and never started"),
+        Always("skip-result-exact", step=on_events(lambda s, t, ev: _skip_exact(cfg, ev)),
+               doc=f"a steering skip reads {cfg.skip_text!r} with details {E.SKIP_DETAILS} and never started"),
         Always("steer-before-next-call", step=on_events(lambda s, t, ev: _steer_before_next_call(t, ev)),
                doc="a drained steer is appended after the batch's results and before the next model call"),
-        Always("drained-not-lost", step=on_events(lambda s, t, ev: _drained_not_lost(s, ev)),
-               doc="every drained message is injected before agent_end"),
+        Always("drained-not-lost", step=on_events(_drained_not_lost),
+               doc="every drained message is injected before agent_end (or restored to its queue)"),
         Always("one-at-a-time-drain", step=on_events(lambda s, t, ev: _one_at_a_time(cfg, ev)),
                doc="in one-at-a-time mode each checkpoint drains at most one message"),
         Always("steer-outranks-stop", step=lambda s, a, t: not (
-                   a.kind == "turn.poll" and s.pending and not s.aborted and t.phase != "next"),
-               doc="a steer drained by the tool batch outranks shouldStopAfterTurn"),
+                   a.kind == "turn.poll" and (s.pending or s.late_steer) and not s.aborted and t.phase != "next"),
+               doc="a steer accepted during the tool batch outranks shouldStopAfterTurn: one the batch drained, "
+                   "and one accepted while its launched calls ran (sequential Checkpoint C: 'must outrank "
+                   "shouldStopAfterTurn even when there is no remaining tail')"),
     ]
     if cfg.blocked_call >= 0:
         props.append(Always("truthful-preflight", step=on_events(lambda s, t, ev: _truthful_preflight(cfg, s, ev)),
                             doc="a call blocked by its preflight keeps its own result, even when steering skips"))
     if cfg.mode == "collect":
         props.append(Always("collect-respects-routes", step=on_events(lambda s, t, ev: _collect_routes(cfg, ev)),
-                            doc="collect never coalesces messages of different routes"))
+                            doc="collect never coalesces messages of different routes, nor delivers one "
+                                "route's overflow summary with another route's messages"))
     if cfg.mode != "interrupt" and cfg.debounce_ms > 0:
         props.append(Always("followup-waits-debounce",
                             step=lambda s, a, t: not (a.kind == "gateway.drain" and not s.quiet),

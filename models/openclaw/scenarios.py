@@ -18,6 +18,7 @@ from typing import Any
 from models.openclaw import SPEC
 from models.openclaw.agent_core import RUNNING
 from models.openclaw.state import IDLE, OpenClawState
+from models.openclaw.versions import REFERENCE_VERSION
 from sim.model import Action, Event
 
 Point = tuple[str, int]
@@ -26,7 +27,9 @@ START_POINT: Point = ("start", 1)
 
 @dataclass(frozen=True)
 class Knobs:
-    """What the real runtime lets a caller choose, in the model's parameter names."""
+    """What the real runtime lets a caller choose, in the model's parameter names, and in which order
+    the scripted tools of a parallel batch finish (`launch` order, or `reverse`: the last launched
+    first), which the model leaves open and the driver fixes."""
 
     tool_execution: str = "parallel"
     steering_mode: str = "one-at-a-time"
@@ -36,10 +39,15 @@ class Knobs:
     blocked_call: int = -1
     agent_follow_ups: int = 0
     stop_after_turn: bool = False
+    finish_order: str = "launch"
 
     def label(self) -> str:
         parts = [self.tool_execution[:3], "all" if self.steering_mode == "all" else "one",
                  f"k{self.calls}"]
+        if self.tool_turns != 1:
+            parts.append(f"turns{self.tool_turns}")
+        if self.finish_order == "reverse":
+            parts.append("rev")
         if self.follow_up_mode == "all":
             parts.append("fu-all")
         if self.blocked_call >= 0:
@@ -69,8 +77,13 @@ class PlanStep:
 
 @dataclass(frozen=True)
 class Scenario:
+    """A knob setting and a plan, run at a layer (`session` or the bare `agent`) of the build whose
+    model preset is `version`. The name leaves the layer and build out: the command line names them."""
+
     knobs: Knobs
     plan: tuple[PlanStep, ...]
+    layer: str = "session"
+    version: str = REFERENCE_VERSION
 
     @property
     def name(self) -> str:
@@ -87,24 +100,27 @@ class Scenario:
     def model_params(self, steers: int | None = None, abort: bool | None = None) -> dict[str, Any]:
         """The model configuration that describes this scenario's run. agent_end listeners are awaited
         while the Agent still counts as streaming, so the end-of-run listener window is always open."""
-        return {**asdict(self.knobs), "mode": "steer", "runtime": "agent-core",
-                "messages": self.steers if steers is None else steers,
+        knobs = {name: value for name, value in asdict(self.knobs).items() if name != "finish_order"}
+        return {**knobs, "mode": "steer", "runtime": "agent-core", "layer": self.layer,
+                "version": self.version, "messages": self.steers if steers is None else steers,
                 "abort": self.aborts if abort is None else abort, "end_listener_window": True}
 
     def to_json(self) -> dict[str, Any]:
         knobs = self.knobs
         return {
-            "name": self.name, "toolExecution": knobs.tool_execution, "steeringMode": knobs.steering_mode,
+            "name": self.name, "layer": self.layer, "toolExecution": knobs.tool_execution,
+            "steeringMode": knobs.steering_mode,
             "followUpMode": knobs.follow_up_mode, "calls": knobs.calls, "toolTurns": knobs.tool_turns,
             "blockedCall": knobs.blocked_call, "followUps": knobs.agent_follow_ups,
-            "stopAfterTurn": knobs.stop_after_turn, "plan": [step.to_json() for step in self.plan],
+            "stopAfterTurn": knobs.stop_after_turn, "finishOrder": knobs.finish_order,
+            "plan": [step.to_json() for step in self.plan],
         }
 
 
 def point_key(event: Event) -> str | None:
     """The driver's name for the observable point an event marks (None: not a point the driver sees)."""
     name, data = event.name, event.data
-    if name in ("model_request", "steering_poll", "follow_up_poll"):
+    if name in ("model_request", "steering_poll", "follow_up_poll", "session_continue"):
         return name
     if name == "tool_execute":
         return f"tool_execute:{data['toolCallId']}"
@@ -118,18 +134,24 @@ def point_key(event: Event) -> str | None:
 
 
 def knob_grid() -> list[Knobs]:
-    """Every combination of the runtime's knobs, on a two-call batch."""
+    """Every combination of the runtime's knobs, on a two-call batch; two larger shapes for each tool
+    execution, a three-call batch and two tool turns in a row; parallel batches whose tools finish in
+    reverse launch order."""
     grid = itertools.product(("parallel", "sequential"), ("one-at-a-time", "all"), (-1, 1), (0, 1), (False, True))
-    return [Knobs(tool_execution=te, steering_mode=sm, blocked_call=bc, agent_follow_ups=fu, stop_after_turn=stop)
-            for te, sm, bc, fu, stop in grid]
+    knobs = [Knobs(tool_execution=te, steering_mode=sm, blocked_call=bc, agent_follow_ups=fu, stop_after_turn=stop)
+             for te, sm, bc, fu, stop in grid]
+    return knobs + [Knobs(tool_execution=te, **shape) for te in ("parallel", "sequential")
+                    for shape in ({"calls": 3}, {"tool_turns": 2})] + [
+        Knobs(finish_order="reverse"), Knobs(calls=3, finish_order="reverse")]
 
 
-def plans(knobs: Knobs, steers: int, abort: bool) -> list[tuple[PlanStep, ...]]:
+def plans(knobs: Knobs, steers: int, abort: bool, layer: str = "session",
+          version: str = REFERENCE_VERSION) -> list[tuple[PlanStep, ...]]:
     """Every distinct placement of `steers` steers (and an abort) along the model's runs for `knobs`.
-    Tools finish in launch order, as the driver's tools do. The driver acts right after a point, so a user
+    Tools finish in the knobs' finish order, as the driver's tools do. The driver acts right after a point, so a user
     action is placed only where the step before it showed one: after a silent step the last point
     would name an earlier position than the model's."""
-    model = SPEC.build(Scenario(knobs, ()).model_params(steers, abort))
+    model = SPEC.build(Scenario(knobs, (), layer, version).model_params(steers, abort))
     found: set[tuple[PlanStep, ...]] = set()
     seen: set[tuple] = set()
     stack: list[tuple[OpenClawState, tuple[PlanStep, ...], Point, tuple[tuple[str, int], ...], bool]] = [
@@ -141,7 +163,7 @@ def plans(knobs: Knobs, steers: int, abort: bool) -> list[tuple[PlanStep, ...]]:
             continue
         seen.add(key)
         moved = False
-        for action in _driver_choices(model.actions(state), state, fresh):
+        for action in _driver_choices(model.actions(state), state, fresh, knobs.finish_order == "reverse"):
             nxt = model.next_state(state, action)
             if nxt is None:
                 continue
@@ -170,12 +192,14 @@ def _abort_last(plan: tuple[PlanStep, ...]) -> bool:
     return "abort" not in actions or actions[-1] == "abort"
 
 
-def _driver_choices(actions: list[Action], state: OpenClawState, fresh: bool) -> Iterator[Action]:
+def _driver_choices(actions: list[Action], state: OpenClawState, fresh: bool, reverse: bool) -> Iterator[Action]:
     """The choices the driver can make: steer into the Agent (or abort) right after a point while a run
-    is active (an idle session is the gateway's business), and let tools finish in launch order."""
-    first_running = state.calls.index(RUNNING) if RUNNING in state.calls else -1
+    is active (an idle session is the gateway's business), and let tools finish in launch order (or,
+    `reverse`, the last launched first)."""
+    running = [index for index, status in enumerate(state.calls) if status == RUNNING]
+    finishing = (running[-1] if reverse else running[0]) if running else -1
     for action in actions:
-        if action.kind == "tool.finish" and action.args[0] != first_running:
+        if action.kind == "tool.finish" and action.args[0] != finishing:
             continue
         if action.actor == "user" and (state.phase == IDLE or not fresh):
             continue
@@ -193,7 +217,8 @@ def _advance(last: Point, counts: tuple[tuple[str, int], ...], events: list[Even
     return last, tuple(sorted(table.items()))
 
 
-def generate(max_steers: int = 2, knob_labels: frozenset[str] | None = None) -> list[Scenario]:
+def generate(max_steers: int = 2, knob_labels: frozenset[str] | None = None, layer: str = "session",
+             version: str = REFERENCE_VERSION) -> list[Scenario]:
     """All scenarios: for every knob setting (or those with the given labels), every placement of one
     steer and of one steer followed by an abort; several steers (up to `max_steers`), whose interplay
     is the drain mode's business, for every tool execution and drain mode."""
@@ -202,7 +227,7 @@ def generate(max_steers: int = 2, knob_labels: frozenset[str] | None = None) -> 
         if knob_labels is not None and knobs.label() not in knob_labels:
             continue
         for steers, abort in _shapes(knobs, max_steers):
-            out += [Scenario(knobs, plan) for plan in plans(knobs, steers, abort)]
+            out += [Scenario(knobs, plan, layer, version) for plan in plans(knobs, steers, abort, layer, version)]
     return out
 
 

@@ -17,7 +17,10 @@ class OpenClawState:
     `tool_turns`), `turn_open`, `has_more` (the iteration ran a tool batch), `pending` drained steers not
     yet injected, `steerq` Agent.steeringQueue, `followups` Agent.followUpQueue, `hist` user-role items of
     the transcript, `calls` status of each call of the batch (new, ready, running, ended, done), `call`
-    the call the batch loop is at, `drained` this batch drained steering, `aborted`/`aborts`, `compacted`.
+    the call the batch loop is at, `drained` this batch drained steering, `aborted`/`aborts`, `compacted`,
+    `skip_poll` the run was continued with drained steering and skips its run-start poll, `after_launch` a
+    parallel batch passed its launch checkpoint and its turn has not ended, `late_steer` a steer was
+    accepted then (no checkpoint of the batch polls it).
     Gateway: `sent` inbound messages so far, `fq` the follow-up queue, `dropped` evicted items awaiting
     their overflow summary, `quiet` the debounce window has passed since the last enqueue, `forced` a
     collect drain was found cross-route, `replacement` the interrupt message waiting to run.
@@ -39,6 +42,9 @@ class OpenClawState:
     aborted: bool = False
     aborts: int = 0
     compacted: bool = False
+    skip_poll: bool = False
+    after_launch: bool = False
+    late_steer: bool = False
     sent: int = 0
     fq: tuple[str, ...] = ()
     dropped: tuple[str, ...] = ()

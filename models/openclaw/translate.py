@@ -29,6 +29,11 @@ def observed_events(records: Iterable[dict[str, Any]]) -> list[Event]:
         kind = record["ev"]
         if kind == "steer":
             out += [E.gateway("inbound", id=record["id"]), E.gateway("steer", id=record["id"])]
+        elif kind == "steer_refused":
+            out += [E.gateway("inbound", id=record["id"]),
+                    E.gateway("steer_rejected", id=record["id"], reason=record["reason"])]
+        elif kind == "session_continue":
+            out.append(E.agent("session_continue"))
         elif kind == "abort":
             out.append(E.gateway("abort"))
         elif kind == "model_request":

@@ -4,13 +4,29 @@
 // FILE holds a JSON array of scenarios; one JSON line per scenario is written to stdout:
 //   {"name", "records": [...], "unperformed": n, "error": null | "..."}
 //
-// A scenario fixes the knobs (toolExecution, steeringMode, followUpMode, calls, toolTurns,
-// blockedCall, followUps, stopAfterTurn) and a plan of actions ("steer" or "abort"), each to be
-// performed right after the n-th occurrence of an observed point (an agent event, a model request,
-// a tool implementation start, a steering or follow-up poll). Every agent event, every model request
-// and every poll is recorded, in order, and last what the steering and follow-up queues hold once the
-// Agent is idle. The model is a scripted fake; tools resolve at once; nothing depends on timers, so a
-// scenario always runs the same way.
+// A scenario fixes the layer ("session" or "agent"), the knobs (toolExecution, steeringMode,
+// followUpMode, calls, toolTurns, blockedCall, followUps, stopAfterTurn) and a plan of actions ("steer"
+// or "abort"), each to be performed right after the n-th occurrence of an observed point (an agent
+// event, a model request, a tool implementation start, a steering or follow-up poll). Every agent
+// event, every model request and every poll is recorded, in order, and last what the steering and
+// follow-up queues hold once the Agent is idle. The model is a scripted fake. Tools resolve at once,
+// or with finishOrder "reverse" in a parallel batch, one at a time, the last launched first: each is
+// held until the batch has launched (every launch is synchronous) and released from a macrotask once
+// everything the previous release set off has run, so a scenario always runs the same way.
+//
+// Layers. "agent" is the bare public Agent: one prompt(), then waitForIdle(). "session" adds what the
+// embedded runner's AgentSession does around it, which the package does not export, restated here
+// with the public Agent methods it calls (2026.8.1-beta.3 dist/sessions-*.js and 2026.9.6
+// dist/resource-loader-*.mjs, AgentSession.runAgentPrompt / handlePostAgentRun; the admission gate is
+// prepareEmbeddedAttemptStream's canInject in dist/builtin-openclaw-*):
+//   - steering admission: a steer is refused ("active session is finalizing") once the run is aborted
+//     or the session's prompt has finished;
+//   - post-run loop: after each run, unless its last assistant message was aborted, call
+//     agent.continue() while agent.hasQueuedMessages().
+//
+// Seams that are not public: Agent.steeringQueue/followUpQueue.drain are wrapped to record each poll
+// (OpenClaw's own tests do the same), and with stopAfterTurn Agent.createLoopConfig is wrapped to add
+// shouldStopAfterTurn, which publicly only runAgentLoop's config accepts.
 
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -95,6 +111,10 @@ async function runScenario(core, scenario) {
   const plan = scenario.plan.map((step) => ({ ...step, done: false }));
   let agent;
   let requests = 0;
+  const session = scenario.layer === "session";
+  let accepting = true;
+  let aborted = false;
+  let lastAssistant;
 
   // Record one observed point, then perform every planned action that waits for it.
   const observe = (record) => {
@@ -106,11 +126,14 @@ async function runScenario(core, scenario) {
       if (step.done || step.after[0] !== key || step.after[1] !== count) continue;
       if (plan.some((earlier) => earlier !== step && !earlier.done && plan.indexOf(earlier) < plan.indexOf(step))) continue;
       step.done = true;
-      if (step.action === "steer") {
+      if (step.action === "steer" && session && (!accepting || aborted)) {
+        records.push({ ev: "steer_refused", id: step.id, reason: "finalizing" });
+      } else if (step.action === "steer") {
         records.push({ ev: "steer", id: step.id });
         agent.steer(userMessage(step.id));
       } else {
         records.push({ ev: "abort" });
+        aborted = true;
         agent.abort();
       }
     }
@@ -134,11 +157,23 @@ async function runScenario(core, scenario) {
     };
   };
 
+  const held = [];
+  const releaseLast = () => {
+    held.pop()();
+    if (held.length > 0) setImmediate(releaseLast);
+  };
+  const reverse = scenario.finishOrder === "reverse" && scenario.toolExecution === "parallel";
   const tool = {
     name: "tool", label: "tool", description: "scripted tool",
     parameters: { type: "object", properties: {}, additionalProperties: false },
     execute: async (toolCallId) => {
       observe({ ev: "tool_execute", toolCallId });
+      if (reverse) {
+        await new Promise((resolve) => {
+          held.push(resolve);
+          if (held.length === 1) setImmediate(releaseLast);
+        });
+      }
       return { content: [{ type: "text", text: `${toolCallId} result` }], details: {} };
     },
   };
@@ -166,6 +201,7 @@ async function runScenario(core, scenario) {
   }
   agent.subscribe(async (event) => {
     if (event.type === "message_update" || event.type === "tool_execution_update") return;
+    if (event.type === "message_end" && event.message.role === "assistant") lastAssistant = event.message;
     observe(project(event));
   });
   for (let n = 1; n <= scenario.followUps; n++) agent.followUp(userMessage(`f${n}`));
@@ -175,8 +211,18 @@ async function runScenario(core, scenario) {
     observe({ ev: "start" });
     await agent.prompt(userMessage("p0"));
     await agent.waitForIdle();
+    while (session) {
+      const last = lastAssistant;
+      lastAssistant = undefined;
+      if (!last || last.stopReason === "aborted" || !agent.hasQueuedMessages()) break;
+      observe({ ev: "session_continue" });
+      await agent.continue();
+      await agent.waitForIdle();
+    }
   } catch (broken) {
     error = String(broken?.stack ?? broken);
+  } finally {
+    accepting = false;
   }
   const texts = (queue) => queue.messages.map((m) => textOf(m.content));
   records.push({ ev: "settled", queued: texts(agent.steeringQueue), followUps: texts(agent.followUpQueue) });
