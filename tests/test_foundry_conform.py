@@ -93,7 +93,7 @@ class StandIn:
     def target(self) -> dict[str, str]:
         return {"package": "stand-in", "version": "racy" if self.racy else "faithful"}
 
-    def install(self, store: Path, steerable: bool, handler: Callable[[Any], Any], provider_yields: bool) -> None:
+    def install(self, store: Path, steerable: bool, handler: Callable[[Any], Any], delay: Any) -> None:
         self.handler, self.steerable = handler, steerable
         self.busy = self.started = False
         self.last: str | None = None

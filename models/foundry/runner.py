@@ -24,8 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from models.foundry.latency import DEFAULT_PROFILE, StoreDelay, latency_profile, store_delay
 from models.foundry.scenarios import LATEST, STALE, CallerPlan, HandlerPlan, Scenario
 from sim.model import Event
+from sim.timing import TimingProfile
 from sim.vloop import LoopLimit, LoopStalled, ReplayScheduler, Scheduler, VirtualLoop
 
 SETTLE = 10.0  # virtual seconds without a running handler after which a run with no caller left is over
@@ -44,8 +46,9 @@ class ChainSystem(Protocol):
 
     def target(self) -> dict[str, str]: ...
 
-    def install(self, store: Path, steerable: bool, handler: Callable[[Any], Any], provider_yields: bool) -> None:
-        """Set up a process lifetime over `store` whose chain runs `handler(ctx)` for each turn."""
+    def install(self, store: Path, steerable: bool, handler: Callable[[Any], Any], delay: StoreDelay | None) -> None:
+        """Set up a process lifetime over `store` whose chain runs `handler(ctx)` for each turn; with a
+        `delay`, every store call first waits the virtual time it gives (a remote store)."""
 
     async def startup(self) -> None:
         """The lifetime's startup, including its recovery scan."""
@@ -100,10 +103,13 @@ class _Handle:
 class ScenarioRun:
     """One run of `scenario` on `system` under `scheduler`."""
 
-    def __init__(self, system: ChainSystem, scenario: Scenario, scheduler: Scheduler) -> None:
+    def __init__(self, system: ChainSystem, scenario: Scenario, scheduler: Scheduler,
+                 latency: TimingProfile | None = None, latency_seed: int = 0) -> None:
         self.system = system
         self.scenario = scenario
         self.scheduler = scheduler
+        self.latency = latency if latency is not None else latency_profile(DEFAULT_PROFILE)
+        self.latency_seed = latency_seed
         self.rec = Recording(scenario)
         self.loop: VirtualLoop | None = None
         self.frozen: list[VirtualLoop] = []
@@ -147,6 +153,14 @@ class ScenarioRun:
 
     # ------------------------------------------------------------------ the environment
     async def caller(self, index: int, plan: CallerPlan) -> None:
+        """One caller's start() and its handle; then, in the same task, the callers that send their
+        message as soon as this one's outcome arrived (`CallerPlan.after`)."""
+        await self._call(index, plan)
+        for k, follower in enumerate(self.scenario.callers):
+            if follower.after == index and k not in self.called:
+                await self.caller(k, follower)
+
+    async def _call(self, index: int, plan: CallerPlan) -> None:
         await sleep_until(plan.at)
         self.called.add(index)
         mid = f"m{self.next_input}"
@@ -173,8 +187,8 @@ class ScenarioRun:
             if not tracked.future.done():
                 self.record(f"caller:{mid}", "chain", "TaskRun.cancel", {"caller": mid})
                 await handle.cancel()
-        with contextlib.suppress(BaseException):
-            await asyncio.shield(tracked.future)
+        with contextlib.suppress(BaseException):  # awaited directly, as a caller awaits TaskRun.result()
+            await tracked.future
 
     def _precondition(self, policy: str) -> str | None:
         if policy == LATEST and self.accepted:
@@ -218,9 +232,13 @@ class ScenarioRun:
 
     # ------------------------------------------------------------------ lifetimes
     async def lifetime_main(self, store: Path) -> str:
-        self.system.install(store, self.scenario.steerable, self.handler, self.scenario.provider_yields)
+        delay = (store_delay(self.latency, self.latency_seed, self.lifetime)
+                 if self.scenario.provider_yields else None)
+        self.system.install(store, self.scenario.steerable, self.handler, delay)
         startup = asyncio.ensure_future(self.system.startup())
-        plans = [(k, p) for k, p in enumerate(self.scenario.callers) if k not in self.called]
+        if not self.scenario.early_start:  # AgentServerHost serves only once its lifespan's startup() returned
+            await startup
+        plans = [(k, p) for k, p in enumerate(self.scenario.callers) if k not in self.called and p.after is None]
         callers = [asyncio.ensure_future(self.caller(k, p)) for k, p in plans]
         crash = asyncio.ensure_future(self.crashed.wait())
         stop = asyncio.ensure_future(self.shutdown(self.scenario.shutdown_at if self.lifetime == 0 else None))
@@ -362,5 +380,8 @@ def outcome_data(h: _Handle, entered: set[str]) -> dict[str, Any]:
             "entered": h.input_id in entered}
 
 
-def run_scenario(system: ChainSystem, scenario: Scenario, scheduler: Scheduler) -> Recording:
-    return ScenarioRun(system, scenario, scheduler).run()
+def run_scenario(system: ChainSystem, scenario: Scenario, scheduler: Scheduler,
+                 latency: TimingProfile | None = None, latency_seed: int = 0) -> Recording:
+    """One run; a remote-store scenario's store calls take the virtual time `latency` draws (seeded by
+    `latency_seed`), by default the realistic profile."""
+    return ScenarioRun(system, scenario, scheduler, latency, latency_seed).run()

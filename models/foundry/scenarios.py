@@ -22,11 +22,14 @@ NO_PRECONDITION, LATEST, STALE = "none", "latest", "stale"
 class CallerPlan:
     """A caller that calls start() at virtual time `at`. `precondition`: no `if_last_input_id`, the
     latest input id it has seen accepted, or the first one (stale once another input was accepted).
-    `cancel_at`: when it cancels its handle, if the handle came back queued."""
+    `cancel_at`: when it cancels its handle, if the handle came back queued. `after`: the caller whose
+    handle this one holds: it calls as soon as that handle's outcome (or refusal) arrived, in the same
+    task, the way a client sends its next message when the reply to its last one comes in."""
 
     at: float
     precondition: str = NO_PRECONDITION
     cancel_at: float | None = None
+    after: int | None = None
 
 
 @dataclass(frozen=True)
@@ -46,11 +49,17 @@ class HandlerPlan:
 
 @dataclass(frozen=True)
 class Scenario:
+    """An environment. `provider_yields`: the store is remote, every call takes virtual latency.
+    `early_start`: callers may call start() while the lifetime's `TaskManager.startup()` is still
+    running, which `AgentServerHost` never allows (its lifespan awaits startup() before it serves); by
+    default they wait for it, as behind the host."""
+
     name: str
     callers: tuple[CallerPlan, ...]
     handlers: tuple[HandlerPlan, ...] = ()
     steerable: bool = True
     provider_yields: bool = False
+    early_start: bool = False
     shutdown_at: float | None = None
     restart_after: float = 5.0
     horizon: float = 120.0
@@ -90,6 +99,14 @@ NAMED: dict[str, Scenario] = {s.name: s for s in (
     Scenario("full-queue-then-steer", _callers(0.0, *(0.1 + 0.01 * k for k in range(10)), 0.5),
              (HandlerPlan(steps=(1.0,), honours=False),),
              notes="a refused start() on a full queue, then the queue drains"),
+    Scenario("refusal-then-steer", _callers(0.0, *(0.1 + 0.01 * k for k in range(10)), 1.5),
+             (HandlerPlan(steps=(1.0,), honours=False),),
+             notes="nine inputs wait behind a turn, a tenth start() is refused with SteeringQueueFull, and a "
+                   "start() accepted after the queue moved queues behind the survivors"),
+    Scenario("raise-then-follow-up", _callers(0.0, 0.5, 0.0, c2={"after": 0}),
+             (HandlerPlan(honours=False, ending="raise"), HONOUR, HONOUR),
+             notes="the running handler raises with an input queued, and its caller sends its next message "
+                   "as soon as its TaskFailed arrives (local store)"),
     Scenario("stale-precondition",
              _callers(0.0, 0.5, 0.7, c1={"precondition": LATEST}, c2={"precondition": STALE}),
              (HONOUR, HONOUR, HONOUR), notes="a caller asserts an input id that another caller advanced past"),
@@ -102,7 +119,13 @@ NAMED: dict[str, Scenario] = {s.name: s for s in (
     Scenario("restart-race", _callers(0.0, 0.5, 2.5, 3.0),
              (HandlerPlan(steps=(1.0, 1.0, 1.0), honours=False, crash_at=1), HONOUR, HONOUR, HONOUR),
              provider_yields=True,
-             notes="inputs due while the process is down are sent as it restarts, racing its recovery scan"),
+             notes="inputs due while the process is down are sent once the new lifetime serves, racing the "
+                   "turns its recovery scan started"),
+    Scenario("restart-race-early-start", _callers(0.0, 0.5, 2.5, 3.0),
+             (HandlerPlan(steps=(1.0, 1.0, 1.0), honours=False, crash_at=1), HONOUR, HONOUR, HONOUR),
+             provider_yields=True, early_start=True,
+             notes="as restart-race, but the inputs are sent while startup() and its recovery scan still run "
+                   "(outside AgentServerHost, which serves only after startup())"),
     Scenario("graceful-shutdown", _callers(0.0, 0.5, 0.6, 12.0), (LONG_IGNORING, HONOUR, HONOUR, HONOUR),
              shutdown_at=1.5, notes="a shutdown while a turn runs with two inputs queued; the handler "
              "exits for recovery and the next lifetime resumes the chain"),
