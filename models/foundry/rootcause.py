@@ -1,0 +1,227 @@
+"""Findings grouped by root cause, in the package's own vocabulary.
+
+One mistake in the package shows as several findings: a start() that should have queued resumes the
+chain instead, so a second turn starts (`one-active-turn`), the queued input enters out of order
+(`fifo`) and beside a running handler (`cooperative`). A package owner needs the mistake, not its
+echoes. Findings are grouped in two ways:
+
+- **Known causes.** A `Cause` names a mistake in the package's terms (the call, what it returned, the
+  code that does it, the promise it breaks), recognises the observation of a run at which the package
+  first does it (`trigger`), and the findings that follow from it (`explains`). A finding at or after
+  its run's trigger that the cause explains belongs to it. Each cause has a standalone reproduction
+  (`models/foundry/repro/<key>.py`, plain asyncio and the package's public API, exit 1 when it
+  reproduces) that the report writes next to the cause's page.
+- **By first divergent observation.** Any other finding is grouped with the findings of the run that
+  first showed it which point at the same observation; the earliest such finding heads its group.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from models.foundry.explore import Exploration, Found
+from models.foundry.runner import Recording
+
+REPRO_DIR = Path(__file__).resolve().parent / "repro"
+
+
+@dataclass(frozen=True)
+class Cause:
+    """A mistake in the package. `trigger(rec)`: the index of the observation at which the run first
+    shows it, or None; `explains(found, rec)`: the finding follows from it."""
+
+    key: str
+    title: str
+    where: str
+    promise: str
+    trigger: Callable[[Recording], int | None]
+    explains: Callable[[Found, Recording], bool]
+
+    @property
+    def script(self) -> Path:
+        return REPRO_DIR / f"{self.key.replace('-', '_')}.py"
+
+
+@dataclass
+class Group:
+    """The findings of one root cause; `cause` is None for a group formed by first divergent observation."""
+
+    cause: Cause | None
+    members: list[Found] = field(default_factory=list)
+
+    @property
+    def head(self) -> Found:
+        return self.members[0]
+
+    @property
+    def occurrences(self) -> int:
+        return max(found.occurrences for found in self.members)
+
+
+def _accepted_after_refusal(rec: Recording) -> int | None:
+    """The first queued TaskRun returned after a start() raised SteeringQueueFull."""
+    refused = False
+    for i, o in enumerate(rec.observations):
+        if o.event.name == "process.restart":
+            refused = False
+        elif o.event.name == "SteeringQueueFull":
+            refused = True
+        elif refused and o.event.name == "TaskRun" and o.event.data.get("is_queued"):
+            return i
+    return None
+
+
+def _late_handles(rec: Recording) -> set[str]:
+    """Inputs accepted onto the queue after a SteeringQueueFull refusal."""
+    start = _accepted_after_refusal(rec)
+    if start is None:
+        return set()
+    return {o.event.data["caller"] for o in rec.observations[start:]
+            if o.event.name == "TaskRun" and o.event.data.get("is_queued")}
+
+
+def _orphan_explains(found: Found, rec: Recording) -> bool:
+    late = _late_handles(rec)
+    if found.finding.property == "handles-resolve":
+        return bool(late & set(found.finding.detail.get("unresolved", rec.unresolved)))
+    position = found.finding.position
+    if found.finding.property == "own-outcome" and position is not None and position < len(rec.observations):
+        return rec.observations[position].event.data.get("caller") in late
+    return False
+
+
+def _idle_start_with_queue(rec: Recording) -> int | None:
+    """The first start() that returned a non-queued TaskRun (a fresh or resumed turn) while inputs it
+    had accepted onto the chain's queue were still waiting to be entered."""
+    waiting: set[str] = set()
+    for i, o in enumerate(rec.observations):
+        e = o.event
+        if e.name == "process.restart":
+            waiting.clear()
+        elif e.name == "TaskRun" and e.data.get("is_queued"):
+            waiting.add(e.data["caller"])
+        elif e.name == "TaskRun" and waiting:
+            return i
+        elif e.name == "handler.enter":
+            waiting.discard(e.data.get("input"))
+        elif e.name == "TaskRun.result" and e.data.get("outcome") == "TaskCancelled":
+            waiting.discard(e.data.get("caller"))
+    return None
+
+
+def _two_turns_explains(found: Found, rec: Recording) -> bool:
+    finding = found.finding
+    if finding.signature.startswith("monitor:one-active-turn"):
+        return True
+    position = finding.position
+    if finding.property in ("fifo", "cooperative") and position is not None and position < len(rec.observations):
+        return rec.observations[position].event.name == "handler.enter"
+    return False
+
+
+def _first(rec: Recording, wanted: Callable[[dict], bool], name: str) -> int | None:
+    return next((i for i, o in enumerate(rec.observations) if o.event.name == name and wanted(o.event.data)), None)
+
+
+def _steered_with_foreign_id(rec: Recording) -> int | None:
+    """The first steered turn whose ctx.input_id is not its own input's id."""
+    return _first(rec, lambda d: d.get("is_steered_turn") and d.get("input_id") not in (None, d.get("input")),
+                  "handler.enter")
+
+
+def _run_with_task_id(rec: Recording) -> int | None:
+    """The first non-queued TaskRun whose input_id is not the one its start() passed."""
+    return _first(rec, lambda d: not d.get("is_queued") and d.get("input_id") != d.get("caller"), "TaskRun")
+
+
+def _at_trigger(trigger: Callable[[Recording], int | None]) -> Callable[[Found, Recording], bool]:
+    """A cause that shows as one divergence, at the observation of its trigger."""
+    return lambda found, rec: found.finding.position == trigger(rec)
+
+
+CAUSES: tuple[Cause, ...] = (
+    Cause(
+        "orphan-future-after-queue-full",
+        "a start() refused with SteeringQueueFull leaves its result future registered, so a later queued "
+        "start() is bound to the wrong turn and its TaskRun.result() never resolves",
+        "MultiTurnTask._lifecycle_start_inner registers the future (TaskManager._register_steering_future) "
+        "before _append_steering_input raises SteeringQueueFull, and nothing removes it; "
+        "_try_drain_steering binds futures to promoted inputs by position (pop(0))",
+        "each handle resolves with its own turn's outcome (\"r2 resolves with turn 2's outcome\"); a refused "
+        "start() changes nothing (spec sections 4.4, 4.6)",
+        _accepted_after_refusal, _orphan_explains,
+    ),
+    Cause(
+        "second-turn-after-failed-turn",
+        "a start() that lands between a turn's end and the promotion of the queue head reads the record "
+        "as suspended and resumes the chain: two turns of one chain run at once",
+        "TaskManager._execute_task_loop writes the record suspended at the end of the turn, then yields "
+        "(the failure path's `await asyncio.sleep(0)` after TaskFailed; with a remote store every store "
+        "call) before _try_drain_steering claims it back; MultiTurnTask._lifecycle_start_inner resumes a "
+        "suspended record without looking at its pending_inputs",
+        "\"A new input queues behind the active turn ... This avoids both rejecting the new turn and "
+        "running two turns at once\"; queued inputs are entered in order (spec sections 1, 6.1, 6.2)",
+        _idle_start_with_queue, _two_turns_explains,
+    ),
+    Cause(
+        "steered-turn-input-id-is-last-input-id",
+        "a turn promoted from the steering queue sees the chain's last accepted input id as ctx.input_id, "
+        "not its own input's id",
+        "TaskManager._try_drain_steering builds the promoted turn's TaskContext with "
+        "input_id=payload[\"last_input_id\"]",
+        "TaskContext.input_id is this turn's input's id (spec section 2, invariant 10)",
+        _steered_with_foreign_id, _at_trigger(_steered_with_foreign_id),
+    ),
+    Cause(
+        "resumed-run-input-id-is-task-id",
+        "the TaskRun of a start() that resumes (or recovers) a chain carries the task id as input_id, not the "
+        "input_id start() was called with",
+        "TaskManager._start_existing_task returns TaskRun(...) without input_id, so TaskRun falls back to "
+        "task_id",
+        "TaskRun.input_id is this handle's input's id (spec section 2, invariant 10)",
+        _run_with_task_id, _at_trigger(_run_with_task_id),
+    ),
+)
+
+
+def cause_of(found: Found) -> Cause | None:
+    """The known cause that explains `found` in the run that first showed it, if any."""
+    rec = found.recording
+    for cause in CAUSES:
+        trigger = cause.trigger(rec)
+        position = found.finding.position
+        if trigger is not None and (position is None or position >= trigger) and cause.explains(found, rec):
+            return cause
+    return None
+
+
+def group(exploration: Exploration) -> list[Group]:
+    """The root causes of an exploration's findings, in order of first discovery."""
+    groups: list[Group] = []
+    by_cause: dict[str, Group] = {}
+    by_observation: dict[tuple[int, int], Group] = {}
+    for found in exploration.found.values():
+        cause = cause_of(found)
+        if cause is not None:
+            known = by_cause.get(cause.key)
+            if known is None:
+                known = by_cause[cause.key] = Group(cause)
+                groups.append(known)
+            known.members.append(found)
+            continue
+        position = found.finding.position
+        key = (found.run_index, position) if position is not None else None
+        same = by_observation.get(key) if key is not None else None
+        if same is None:
+            same = Group(None)
+            groups.append(same)
+            if key is not None:
+                by_observation[key] = same
+        same.members.append(found)
+    return groups
+
+
+def scripts(groups: Sequence[Group]) -> list[Path]:
+    return [g.cause.script for g in groups if g.cause is not None]
