@@ -137,8 +137,14 @@ NAMED: dict[str, Scenario] = {s.name: s for s in (
              notes="a concurrent start() on a non-steerable chain is refused"),
     Scenario("back-to-back", _callers(0.0, 2.0, 2.0, 2.0), (HONOUR, HONOUR, HONOUR, HONOUR),
              notes="inputs arrive exactly when the running turn ends"),
-    Scenario("remote-store", _callers(0.0, 0.5, 0.7, 2.0), (HONOUR, HandlerPlan(ending="raise"), HONOUR, HONOUR),
-             provider_yields=True, notes="every store call suspends, as a remote store's would"),
+    Scenario("remote-store", _callers(0.0, 0.5, 0.7, 2.0, 0.0, c4={"after": 0}),
+             (HONOUR, HandlerPlan(ending="raise"), HONOUR, HONOUR, HONOUR),
+             provider_yields=True, notes="every store call takes the latency of a remote store's; the first "
+             "caller sends its next message as soon as its reply arrives"),
+    Scenario("remote-store-fixed-times", _callers(0.0, 0.5, 0.7, 2.0),
+             (HONOUR, HandlerPlan(ending="raise"), HONOUR, HONOUR), provider_yields=True,
+             notes="as remote-store, but every caller calls at a fixed time; only at zero latency do those "
+                   "times coincide with the ends of turns"),
     Scenario("remote-store-raise", _callers(0.0, 0.5, 2.0, 2.0), (HandlerPlan(ending="raise"), IGNORE, IGNORE, IGNORE),
              provider_yields=True, notes="a remote store while a turn raises and new inputs arrive"),
 )}
