@@ -32,6 +32,9 @@ def promise(prop: str) -> str:
     docs = {m.name: m.doc for m in CORE_MONITORS}
     docs.update({p.name: p.doc for p in SPEC.build().properties()})
     docs["conformance"] = "every observed event is a behaviour of the documented semantics"
+    docs["responses"] = ("a queued POST /responses answers 200 status queued, a fork 409 "
+                         "conversation_fork_not_supported, a busy non-steerable conversation 409 conversation_locked, "
+                         "a full queue a clear busy answer (spec section 6.19)")
     docs["start-outcome"] = ("start() returns a fresh or resumed turn, queues (steerable, busy), or raises "
                              "TaskConflictError (not steerable), LastInputIdPreconditionFailed (stale "
                              "if_last_input_id) or SteeringQueueFull (9 waiting), as spec section 4.1 tabulates")

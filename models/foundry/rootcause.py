@@ -136,6 +136,11 @@ def _run_with_task_id(rec: Recording) -> int | None:
     return _first(rec, lambda d: not d.get("is_queued") and d.get("input_id") != d.get("caller"), "TaskRun")
 
 
+def _busy_answered_5xx(rec: Recording) -> int | None:
+    """The first POST /responses answered with a server error."""
+    return _first(rec, lambda d: d.get("status", 0) >= 500, "http.response")
+
+
 def _at_trigger(trigger: Callable[[Recording], int | None]) -> Callable[[Found, Recording], bool]:
     """A cause that shows as one divergence, at the observation of its trigger."""
     return lambda found, rec: found.finding.position == trigger(rec)
@@ -182,6 +187,17 @@ CAUSES: tuple[Cause, ...] = (
         "task_id",
         "TaskRun.input_id is this handle's input's id (spec section 2, invariant 10)",
         _run_with_task_id, _at_trigger(_run_with_task_id),
+    ),
+    Cause(
+        "steering-queue-full-answers-500",
+        "on a steerable conversation of the Responses host, a POST /responses that finds the steering queue "
+        "full is answered HTTP 500 server_error, not a busy answer",
+        "the create endpoint (responses/hosting/_endpoint_handler.py) maps LastInputIdPreconditionFailed to 409 "
+        "conversation_fork_not_supported and TaskConflictError to 409 conversation_locked, but SteeringQueueFull "
+        "falls through to the platform-error case: 500 \"internal server error\"",
+        "\"The steering queue is bounded. When it is full ... show the user a clear 'please wait' message "
+        "instead of silently discarding the input\" (spec sections 1, 3, 6.19)",
+        _busy_answered_5xx, _at_trigger(_busy_answered_5xx),
     ),
 )
 

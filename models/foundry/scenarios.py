@@ -52,7 +52,9 @@ class Scenario:
     """An environment. `provider_yields`: the store is remote, every call takes virtual latency.
     `early_start`: callers may call start() while the lifetime's `TaskManager.startup()` is still
     running, which `AgentServerHost` never allows (its lifespan awaits startup() before it serves); by
-    default they wait for it, as behind the host."""
+    default they wait for it, as behind the host. `surface`: `tasks` calls `start()`; `responses` POSTs
+    to the package's Responses host (`models.foundry.responses_host`), each caller's precondition
+    choosing its `previous_response_id`."""
 
     name: str
     callers: tuple[CallerPlan, ...]
@@ -60,6 +62,7 @@ class Scenario:
     steerable: bool = True
     provider_yields: bool = False
     early_start: bool = False
+    surface: str = "tasks"
     shutdown_at: float | None = None
     restart_after: float = 5.0
     horizon: float = 120.0
@@ -145,6 +148,18 @@ NAMED: dict[str, Scenario] = {s.name: s for s in (
              (HONOUR, HandlerPlan(ending="raise"), HONOUR, HONOUR), provider_yields=True,
              notes="as remote-store, but every caller calls at a fixed time; only at zero latency do those "
                    "times coincide with the ends of turns"),
+    Scenario("responses-steer", _callers(0.0, 0.5, 0.7, c1={"precondition": LATEST}, c2={"precondition": LATEST}),
+             (HONOUR, HONOUR, HONOUR), surface="responses",
+             notes="POSTs with previous_response_id naming the latest response land on a running turn"),
+    Scenario("responses-fork", _callers(0.0, 0.5, 0.7, c1={"precondition": LATEST}, c2={"precondition": STALE}),
+             (LONG_IGNORING, HONOUR, HONOUR), surface="responses",
+             notes="a POST whose previous_response_id is not the conversation's most recent response"),
+    Scenario("responses-full-queue",
+             _callers(0.0, *(0.1 + 0.01 * k for k in range(10)), 1.5,
+                      **{f"c{k}": {"precondition": LATEST} for k in range(1, 12)}),
+             (HandlerPlan(steps=(1.0,), honours=False),), surface="responses",
+             notes="nine POSTs queue behind a turn, a tenth finds the queue full, and one accepted after the queue "
+                   "moved queues behind the survivors"),
     Scenario("remote-store-raise", _callers(0.0, 0.5, 2.0, 2.0), (HandlerPlan(ending="raise"), IGNORE, IGNORE, IGNORE),
              provider_yields=True, notes="a remote store while a turn raises and new inputs arrive"),
 )}
