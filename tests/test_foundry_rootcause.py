@@ -120,3 +120,16 @@ def test_conform_at_its_defaults_reports_both_causes(tmp_path):
     assert main(["--json", str(out), "--quiet"]) == 1
     causes = {c["cause"] for c in json.loads(out.read_text())["root_causes"]}
     assert {"orphan-future-after-queue-full", "second-turn-after-failed-turn"} <= causes
+
+
+def test_the_responses_host_answers_as_the_model_but_for_the_full_queue(tmp_path):
+    from models.foundry.conform import main
+
+    out = tmp_path / "responses.json"
+    code = main(["--scenario", "responses-steer", "--scenario", "responses-fork", "--scenario", "responses-full-queue",
+                 "--runs", "6", "--per-scenario", "2", "--shrink-budget", "2", "--json", str(out), "--quiet"])
+    doc = json.loads(out.read_text())
+    assert code == 1
+    assert [c["cause"] for c in doc["root_causes"]] == ["steering-queue-full-answers-500"]
+    replies = [s["event"] for f in doc["findings"] for s in f["steps"] if s["event"]["name"] == "http.response"]
+    assert {r["data"]["status"] for r in replies} >= {200, 500}

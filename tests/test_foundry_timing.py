@@ -11,7 +11,7 @@ import pytest
 
 from models.foundry.explore import Explorer, RunSpec
 from models.foundry.latency import latency_profile
-from models.foundry.rootcause import _idle_start_with_queue
+from models.foundry.rootcause import _start_on_busy_chain
 from models.foundry.runner import run_scenario
 from models.foundry.scenarios import NAMED
 from sim.errors import UsageError
@@ -72,6 +72,6 @@ def test_store_calls_take_the_latency_the_run_draws():
 def test_the_remote_store_race_shows_in_at_least_5_percent_of_runs_at_realistic_latency():
     explorer = Explorer(real.FoundryPackage(), latency="realistic")
     runs = 100
-    raced = sum(_idle_start_with_queue(explorer.run(RunSpec("remote-store", "random", seed))[0]) is not None
+    raced = sum(_start_on_busy_chain(explorer.run(RunSpec("remote-store", "random", seed))[0]) is not None
                 for seed in range(runs))
     assert raced >= 0.05 * runs

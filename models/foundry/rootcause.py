@@ -92,20 +92,25 @@ def _orphan_explains(found: Found, rec: Recording) -> bool:
     return False
 
 
-def _idle_start_with_queue(rec: Recording) -> int | None:
-    """The first start() that returned a non-queued TaskRun (a fresh or resumed turn) while inputs it
-    had accepted onto the chain's queue were still waiting to be entered."""
+def _start_on_busy_chain(rec: Recording) -> int | None:
+    """The first start() that returned a non-queued TaskRun (a fresh or resumed turn) while a turn of
+    the chain was running or inputs it had accepted onto the queue were still waiting to be entered."""
     waiting: set[str] = set()
+    running: set[str] = set()
     for i, o in enumerate(rec.observations):
         e = o.event
-        if e.name == "process.restart":
+        if e.name in ("process.restart", "process.crash"):
             waiting.clear()
+            running.clear()
         elif e.name == "TaskRun" and e.data.get("is_queued"):
             waiting.add(e.data["caller"])
-        elif e.name == "TaskRun" and waiting:
+        elif e.name == "TaskRun" and (waiting or running):
             return i
         elif e.name == "handler.enter":
             waiting.discard(e.data.get("input"))
+            running.add(e.data.get("input"))
+        elif e.name == "handler.exit":
+            running.discard(e.data.get("input"))
         elif e.name == "TaskRun.result" and e.data.get("outcome") == "TaskCancelled":
             waiting.discard(e.data.get("caller"))
     return None
@@ -168,7 +173,7 @@ CAUSES: tuple[Cause, ...] = (
         "suspended record without looking at its pending_inputs",
         "\"A new input queues behind the active turn ... This avoids both rejecting the new turn and "
         "running two turns at once\"; queued inputs are entered in order (spec sections 1, 6.1, 6.2)",
-        _idle_start_with_queue, _two_turns_explains,
+        _start_on_busy_chain, _two_turns_explains,
     ),
     Cause(
         "steered-turn-input-id-is-last-input-id",
