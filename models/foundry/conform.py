@@ -68,6 +68,7 @@ def conform(system: ChainSystem, args: argparse.Namespace) -> int:
     exploration = explorer.explore(plan(args, scenarios), args.runs, args.max_seconds)
     for found in exploration.found.values():
         explorer.shrink(found, args.shrink_budget)
+        found.story = explorer.story(found)
     try:
         summarise(exploration, args.latency)
     except BrokenPipeError:  # `| head`: the reader has gone; the documents are still written

@@ -49,6 +49,7 @@ class Found:
     schedule: tuple[int, ...] = ()
     shrunk: Recording | None = None
     shrunk_finding: Finding | None = None
+    story: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -109,6 +110,18 @@ class Explorer:
             previous = rec
             out.runs += 1
         out.seconds = time.monotonic() - started
+        return out
+
+    def story(self, found: Found) -> list[str]:
+        """The shrunk schedule of `found` in the program's terms: at each decision it makes otherwise
+        than the default (the first ready callback), which await went first and which it overtook."""
+        rec = run_scenario(self.system, scenario_named(found.spec.scenario), ReplayScheduler(found.schedule),
+                           self.latency, found.spec.seed or 0, describe=True)
+        out = []
+        for (t, ready), choice in zip(rec.decisions, found.schedule, strict=False):
+            if choice:
+                ran = ready[min(choice, len(ready) - 1)]
+                out.append(f"t={t:g}: {ran} ran before {ready[0]}")
         return out
 
     def reproduces(self, scenario: str, signature: str, schedule: Sequence[int],

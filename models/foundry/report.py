@@ -61,7 +61,7 @@ def finding_json(found: Found, latency: str) -> dict[str, Any]:
         "promise": promise(finding.property),
         "reproduce": {"scenario": found.spec.scenario, "strategy": found.spec.strategy, "seed": found.spec.seed,
                       "schedule": list(found.schedule), "original_schedule_length": len(found.recording.choices),
-                      "command": command(found, latency)},
+                      "command": command(found, latency), "schedule_story": found.story},
         "occurrences": found.occurrences,
         "first_run": found.run_index,
         "observation": finding.position,
@@ -112,6 +112,7 @@ def lines(g: Group, latency: str) -> list[str]:
     found = g.head
     out.append(f"    found in run {found.run_index} ({how_found(found)}, scenario {found.spec.scenario}); shrunk "
                f"schedule {list(found.schedule)} (from {len(found.recording.choices)} decisions)")
+    out.extend(f"      {line}" for line in found.story)
     out.append(f"    reproduce: {command(found, latency)}")
     out.append(f"    reproduce on plain asyncio: python {cause.script.name} (exit 1 when it reproduces)" if cause
                else "    no standalone reproduction: a cause not yet named")
@@ -183,6 +184,9 @@ def markdown(g: Group, target: dict[str, str], trace_name: str, latency: str) ->
         f"**Reproduce in steersim.** `{command(found, latency)}` (first seen in run {found.run_index}, "
         f"{how_found(found)}; seen in {g.occurrences} runs). {trace}",
         "",
+        *(["**The schedule, await by await** (where it departs from running the first ready callback):", "",
+            *[f"- {line}" for line in found.story], ""] if found.story else
+          ["The default schedule shows it: no ordering of awaits is needed.", ""]),
         "| # | t | event | data |",
         "|---|---|---|---|",
         *rows,

@@ -177,7 +177,8 @@ class ResponsesRun(ScenarioRun):
         return "quiescent" if self.posts_done == len(self.scenario.callers) else "stalled"
 
     def run(self) -> Recording:
-        loop = VirtualLoop(self.scheduler, max_steps=MAX_STEPS, max_time=self.scenario.horizon + SETTLE_S + 60.0)
+        loop = VirtualLoop(self.scheduler, max_steps=MAX_STEPS, max_time=self.scenario.horizon + SETTLE_S + 60.0,
+                           describe_decisions=self.describe)
         loop.after_step.append(self.poll)
         self.loop = loop
         root = tempfile.TemporaryDirectory(prefix="steersim-responses-")
@@ -190,6 +191,7 @@ class ResponsesRun(ScenarioRun):
                 self.rec.end = "limit"
             self.rec.choices.extend(loop.choices)
             self.rec.widths.extend(loop.widths)
+            self.rec.decisions.extend(loop.decisions or ())
             self.recording = False
             self.frozen.append(loop)
         finally:

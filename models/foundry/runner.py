@@ -75,7 +75,8 @@ class Observation:
 class Recording:
     """A run: the observed events, the scheduler's decisions (`choices` among `widths` ready
     callbacks) and how it ended: `quiescent` (nothing left to do), `horizon` (callers still waiting at
-    the horizon), or the loop's complaint (`stalled`, `limit`)."""
+    the horizon), or the loop's complaint (`stalled`, `limit`). `decisions`, when asked for, say at each
+    decision what every ready callback would have done (`sim.vloop.describe`)."""
 
     scenario: Scenario
     observations: list[Observation] = field(default_factory=list)
@@ -84,6 +85,7 @@ class Recording:
     end: str = ""
     unresolved: list[str] = field(default_factory=list)
     inputs: int = 0
+    decisions: list[tuple[float, tuple[str, ...]]] = field(default_factory=list)
 
     @property
     def events(self) -> list[Event]:
@@ -104,7 +106,8 @@ class ScenarioRun:
     """One run of `scenario` on `system` under `scheduler`."""
 
     def __init__(self, system: ChainSystem, scenario: Scenario, scheduler: Scheduler,
-                 latency: TimingProfile | None = None, latency_seed: int = 0) -> None:
+                 latency: TimingProfile | None = None, latency_seed: int = 0, describe: bool = False) -> None:
+        self.describe = describe
         self.system = system
         self.scenario = scenario
         self.scheduler = scheduler
@@ -239,7 +242,7 @@ class ScenarioRun:
         if not self.scenario.early_start:  # AgentServerHost serves only once its lifespan's startup() returned
             await startup
         plans = [(k, p) for k, p in enumerate(self.scenario.callers) if k not in self.called and p.after is None]
-        callers = [asyncio.ensure_future(self.caller(k, p)) for k, p in plans]
+        callers = [asyncio.create_task(self.caller(k, p), name=f"caller {k}") for k, p in plans]
         crash = asyncio.ensure_future(self.crashed.wait())
         stop = asyncio.ensure_future(self.shutdown(self.scenario.shutdown_at if self.lifetime == 0 else None))
         self.tasks += [startup, *callers, crash, stop]  # held until the run is reaped
@@ -283,7 +286,7 @@ class ScenarioRun:
         start_time = 0.0
         while True:
             loop = VirtualLoop(self.scheduler, start_time=start_time, max_steps=MAX_STEPS,
-                               max_time=self.scenario.horizon + 60.0)
+                               max_time=self.scenario.horizon + 60.0, describe_decisions=self.describe)
             loop.after_step.append(self.poll)
             self.loop = loop
             self.crashed = asyncio.Event()
@@ -295,6 +298,7 @@ class ScenarioRun:
                 how = "limit"
             self.rec.choices.extend(loop.choices)
             self.rec.widths.extend(loop.widths)
+            self.rec.decisions.extend(loop.decisions or ())
             if how not in ("crash", "stop"):
                 self.rec.end = how
                 self.rec.unresolved = [h.input_id for h in self.handles
@@ -381,12 +385,12 @@ def outcome_data(h: _Handle, entered: set[str]) -> dict[str, Any]:
 
 
 def run_scenario(system: ChainSystem, scenario: Scenario, scheduler: Scheduler,
-                 latency: TimingProfile | None = None, latency_seed: int = 0) -> Recording:
+                 latency: TimingProfile | None = None, latency_seed: int = 0, describe: bool = False) -> Recording:
     """One run; a remote-store scenario's store calls take the virtual time `latency` draws (seeded by
     `latency_seed`), by default the realistic profile. A responses scenario drives the package's own
     Responses host, whatever `system` is."""
     if scenario.surface == "responses":
         from models.foundry.responses_host import ResponsesRun
 
-        return ResponsesRun(system, scenario, scheduler, latency, latency_seed).run()
-    return ScenarioRun(system, scenario, scheduler, latency, latency_seed).run()
+        return ResponsesRun(system, scenario, scheduler, latency, latency_seed, describe).run()
+    return ScenarioRun(system, scenario, scheduler, latency, latency_seed, describe).run()
