@@ -108,6 +108,7 @@ class FoundryPackage:
         global _current_handler
         _current_handler = handler
         provider: Any = LocalFileTaskProvider(base_dir=store)
+        self.local = provider
         if delay is not None:
             provider = LatentProvider(provider, delay)
         self.manager = TaskManager(AgentConfig.from_env(), provider=provider, shutdown_grace_seconds=SHUTDOWN_GRACE_S)
@@ -120,6 +121,30 @@ class FoundryPackage:
     async def start(self, input_id: str, value: Any, if_last_input_id: str | None) -> Any:
         return await self.chain.start(task_id=TASK_ID, input=value, input_id=input_id,
                                       if_last_input_id=if_last_input_id)
+
+    def record_state(self) -> dict[str, Any] | None:
+        """The chain's persisted record as the package's public read path (`provider.get`) would return
+        it, read between two steps of the loop: the local store's `get` does not suspend, so it is run
+        to completion here, outside the loop and without its latency."""
+        reading = self.local.get(TASK_ID)
+        try:
+            reading.send(None)
+        except StopIteration as done:
+            info = done.value
+        else:  # a store that suspends cannot be read between steps
+            reading.close()
+            return None
+        if info is None:
+            return None
+        payload = info.payload or {}
+        steering = payload.get("steering") or {}
+
+        def name(entry: Any) -> Any:
+            return entry.get("msg", entry) if isinstance(entry, dict) else entry
+
+        return {"status": info.status, "last_input_id": payload.get("last_input_id"),
+                "pending_inputs": [name(e) for e in steering.get("pending_inputs") or []],
+                "active_input": name(steering.get("active_input"))}
 
     def future(self, handle: Any) -> asyncio.Future:
         return handle._result_future

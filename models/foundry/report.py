@@ -42,7 +42,7 @@ def promise(prop: str) -> str:
 
 
 def steps_json(rec: Recording) -> list[dict[str, Any]]:
-    return [{"i": i, "t": o.t, "step": o.step, "event": o.event.to_json(),
+    return [{"i": i, "t": o.t, "step": o.step, "event": o.event.to_json(), "record": o.record,
              "facts": [f.to_json() for f in E.facts(o.event)]} for i, o in enumerate(rec.observations)]
 
 
@@ -153,6 +153,12 @@ def _times(rec: Recording, finding: Finding) -> list[float | None]:
     return out
 
 
+def record_cell(record: dict[str, Any] | None) -> str:
+    if record is None:
+        return ""
+    return f"{record['status']}, {record['last_input_id']}, [{', '.join(map(str, record['pending_inputs']))}]"
+
+
 def markdown(g: Group, target: dict[str, str], trace_name: str, latency: str) -> str:
     found = g.head
     finding, rec = finding_of(found)
@@ -161,7 +167,7 @@ def markdown(g: Group, target: dict[str, str], trace_name: str, latency: str) ->
     for i, o in enumerate(rec.observations):
         mark = " **<-**" if i == finding.position else ""
         data = ", ".join(f"{k}={v!r}" for k, v in o.event.data.items())
-        rows.append(f"| {i} | {o.t:g} | `{o.event.name}` | {data}{mark} |")
+        rows.append(f"| {i} | {o.t:g} | `{o.event.name}` | {data}{mark} | {record_cell(o.record)} |")
     trace = (f"The model's path up to the divergence is in `{trace_name}` (`steersim replay`, diagram)."
              if finding.explained else "")
     cause = g.cause
@@ -187,8 +193,8 @@ def markdown(g: Group, target: dict[str, str], trace_name: str, latency: str) ->
         *(["**The schedule, await by await** (where it departs from running the first ready callback):", "",
             *[f"- {line}" for line in found.story], ""] if found.story else
           ["The default schedule shows it: no ordering of awaits is needed.", ""]),
-        "| # | t | event | data |",
-        "|---|---|---|---|",
+        "| # | t | event | data | task record after it (status, last_input_id, pending_inputs) |",
+        "|---|---|---|---|---|",
         *rows,
         "",
     ])

@@ -40,7 +40,9 @@ class HandlerFailure(RuntimeError):
 
 
 class ChainSystem(Protocol):
-    """One implementation of a steerable chain, driven by the runner."""
+    """One implementation of a steerable chain, driven by the runner. A system may also offer
+    `record_state() -> dict | None`, the chain's persisted record read between two steps, which the
+    runner then stores with every observation."""
 
     name: str
 
@@ -66,9 +68,13 @@ class ChainSystem(Protocol):
 
 @dataclass
 class Observation:
+    """An event at virtual time `t` after `step` steps; `record`: the chain's persisted record then,
+    when the system can read it between steps (`ChainSystem.record_state`)."""
+
     event: Event
     t: float
     step: int
+    record: dict[str, Any] | None = None
 
 
 @dataclass
@@ -108,6 +114,7 @@ class ScenarioRun:
     def __init__(self, system: ChainSystem, scenario: Scenario, scheduler: Scheduler,
                  latency: TimingProfile | None = None, latency_seed: int = 0, describe: bool = False) -> None:
         self.describe = describe
+        self.lifetime_installed = False
         self.system = system
         self.scenario = scenario
         self.scheduler = scheduler
@@ -141,7 +148,8 @@ class ScenarioRun:
         loop = self.loop
         t = loop.time() if loop is not None else 0.0
         step = self.steps_before + (loop.steps if loop is not None else 0)
-        self.rec.observations.append(Observation(event, t, step))
+        read = getattr(self.system, "record_state", None) if self.lifetime_installed else None
+        self.rec.observations.append(Observation(event, t, step, read() if read is not None else None))
         self.last_activity = t
 
     def poll(self) -> None:
@@ -238,6 +246,7 @@ class ScenarioRun:
         delay = (store_delay(self.latency, self.latency_seed, self.lifetime)
                  if self.scenario.provider_yields else None)
         self.system.install(store, self.scenario.steerable, self.handler, delay)
+        self.lifetime_installed = True
         startup = asyncio.ensure_future(self.system.startup())
         if not self.scenario.early_start:  # AgentServerHost serves only once its lifespan's startup() returned
             await startup
