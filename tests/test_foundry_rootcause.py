@@ -34,6 +34,16 @@ async def _append_or_forget(self, manager, *, task_id, **kwargs):
         raise
 Task._append_steering_input = _append_or_forget
 """,
+    "queued-cancel-keeps-pending-count": """
+from azure.ai.agentserver.core.tasks._manager import TaskManager
+_cancel = TaskManager._cancel_queued_steering_input
+async def _cancel_and_recount(self, *, task_id, **kwargs):
+    await _cancel(self, task_id=task_id, **kwargs)
+    active, info = self._active_tasks.get(task_id), await self.provider.get(task_id)
+    if active is not None and info is not None:
+        active._pending_input_count = len(((info.payload or {}).get("steering") or {}).get("pending_inputs") or [])
+TaskManager._cancel_queued_steering_input = _cancel_and_recount
+""",
     "resumed-run-input-id-is-task-id": """
 from azure.ai.agentserver.core.tasks._decorator import Task
 _start = Task._lifecycle_start_inner

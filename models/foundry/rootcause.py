@@ -146,6 +146,37 @@ def _busy_answered_5xx(rec: Recording) -> int | None:
     return _first(rec, lambda d: d.get("status", 0) >= 500, "http.response")
 
 
+def _stale_count_after_queued_cancel(rec: Recording) -> int | None:
+    """The first read of ctx.pending_input_count, after a queued handle was cancelled, that counts more
+    inputs than the record's pending_inputs hold."""
+    cancelled = False
+    for i, o in enumerate(rec.observations):
+        e = o.event
+        if e.name == "TaskRun.result" and e.data.get("outcome") == "TaskCancelled" and not e.data.get("entered"):
+            cancelled = True
+        elif (cancelled and e.name in ("handler.enter", "handler.check") and o.record is not None
+              and e.data.get("pending_input_count", 0) > len(o.record["pending_inputs"])):
+            return i
+    return None
+
+
+def _cancelled_while_running(rec: Recording) -> int | None:
+    """The first handle of a promoted input that resolved TaskCancelled while its turn's handler ran."""
+    running: set[str] = set()
+    for i, o in enumerate(rec.observations):
+        e = o.event
+        if e.name == "handler.enter":
+            running.add(e.data.get("input"))
+        elif e.name == "handler.exit":
+            running.discard(e.data.get("input"))
+        elif e.name in ("process.restart", "process.crash"):
+            running.clear()
+        elif (e.name == "TaskRun.result" and e.data.get("outcome") == "TaskCancelled" and e.data.get("queued")
+              and e.data.get("caller") in running):
+            return i
+    return None
+
+
 def _at_trigger(trigger: Callable[[Recording], int | None]) -> Callable[[Found, Recording], bool]:
     """A cause that shows as one divergence, at the observation of its trigger."""
     return lambda found, rec: found.finding.position == trigger(rec)
@@ -192,6 +223,26 @@ CAUSES: tuple[Cause, ...] = (
         "task_id",
         "TaskRun.input_id is this handle's input's id (spec section 2, invariant 10)",
         _run_with_task_id, _at_trigger(_run_with_task_id),
+    ),
+    Cause(
+        "queued-cancel-keeps-pending-count",
+        "after TaskRun.cancel() removes a queued input, the running turn's ctx.pending_input_count still "
+        "counts it",
+        "TaskManager._cancel_queued_steering_input rewrites pending_inputs but not the in-memory count that "
+        "ctx.pending_input_count reads (only the enqueue and the drain set it)",
+        "ctx.pending_input_count is the \"live count of queued steering inputs\" (spec section 2, invariant 9)",
+        _stale_count_after_queued_cancel, _at_trigger(_stale_count_after_queued_cancel),
+    ),
+    Cause(
+        "cancel-after-promotion-drops-outcome",
+        "TaskRun.cancel() on a handle that came back queued, once its input is the running turn, resolves the "
+        "handle with TaskCancelled at once while the turn runs on uncancelled; its outcome reaches nobody",
+        "TaskRun.cancel() takes the queued path whenever the handle was created queued (_queued_cancel_callback "
+        "is never cleared on promotion); _cancel_queued_steering_input finds no queue entry and resolves the "
+        "future with TaskCancelled",
+        "outside the queue cancel() \"sets ctx.cancel_requested = True BEFORE setting ctx.cancel\" and the "
+        "outcome is what the handler then does; a queued cancel leaves the active turn alone (spec 2, 4.4)",
+        _cancelled_while_running, _at_trigger(_cancelled_while_running),
     ),
     Cause(
         "steering-queue-full-answers-500",
