@@ -177,6 +177,18 @@ def _cancelled_while_running(rec: Recording) -> int | None:
     return None
 
 
+def _recovered_without_input(rec: Recording) -> int | None:
+    """The first turn re-entered by recovery whose ctx.input is None."""
+    return _first(rec, lambda d: d.get("entry_mode") == "recovered" and d.get("input") is None, "handler.enter")
+
+
+def _inputless_turn_explains(found: Found, rec: Recording) -> bool:
+    position = found.finding.position
+    return (position is not None and position < len(rec.observations)
+            and rec.observations[position].event.name.startswith("handler.")
+            and rec.observations[position].event.data.get("input", "") is None)
+
+
 def _at_trigger(trigger: Callable[[Recording], int | None]) -> Callable[[Found, Recording], bool]:
     """A cause that shows as one divergence, at the observation of its trigger."""
     return lambda found, rec: found.finding.position == trigger(rec)
@@ -243,6 +255,17 @@ CAUSES: tuple[Cause, ...] = (
         "outside the queue cancel() \"sets ctx.cancel_requested = True BEFORE setting ctx.cancel\" and the "
         "outcome is what the handler then does; a queued cancel leaves the active turn alone (spec 2, 4.4)",
         _cancelled_while_running, _at_trigger(_cancelled_while_running),
+    ),
+    Cause(
+        "recovered-steered-turn-loses-input",
+        "when the process dies during a turn promoted from the steering queue, the next process's recovery "
+        "re-enters that turn with ctx.input None: the steered input is lost",
+        "_try_drain_steering keeps the promoted input in payload[\"steering\"][\"active_input\"] after the turn "
+        "end cleared payload[\"input\"]; the recovery scan (_recover_stale_tasks, _start_existing_task) re-enters "
+        "the turn from payload[\"input\"]",
+        "after a crash the interrupted turn is re-entered (\"recovered\") with its own input before any queued "
+        "input (spec sections 2, 4.8, invariant 18)",
+        _recovered_without_input, _inputless_turn_explains,
     ),
     Cause(
         "steering-queue-full-answers-500",
