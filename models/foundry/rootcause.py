@@ -130,9 +130,9 @@ def _first(rec: Recording, wanted: Callable[[dict], bool], name: str) -> int | N
     return next((i for i, o in enumerate(rec.observations) if o.event.name == name and wanted(o.event.data)), None)
 
 
-def _steered_with_foreign_id(rec: Recording) -> int | None:
-    """The first steered turn whose ctx.input_id is not its own input's id."""
-    return _first(rec, lambda d: d.get("is_steered_turn") and d.get("input_id") not in (None, d.get("input")),
+def _turn_with_foreign_id(rec: Recording) -> int | None:
+    """The first turn whose ctx.input_id is not its own input's id."""
+    return _first(rec, lambda d: d.get("input") is not None and d.get("input_id") not in (None, d.get("input")),
                   "handler.enter")
 
 
@@ -189,6 +189,35 @@ def _inputless_turn_explains(found: Found, rec: Recording) -> bool:
             and rec.observations[position].event.data.get("input", "") is None)
 
 
+def _foreign_outcome_after_restart(rec: Recording) -> int | None:
+    """The first handle, after a restart, that resolved with the reply of another input's turn."""
+    restarted = False
+    for i, o in enumerate(rec.observations):
+        e = o.event
+        if e.name == "process.restart":
+            restarted = True
+        elif (restarted and e.name == "TaskRun.result" and e.data.get("value") is not None
+              and e.data.get("value") != e.data.get("caller")):
+            return i
+    return None
+
+
+def _recovered_count_short(rec: Recording) -> int | None:
+    """The first read of ctx.pending_input_count in a turn re-entered by recovery that counts fewer
+    inputs than the record's pending_inputs hold."""
+    recovered: set[str] = set()
+    for i, o in enumerate(rec.observations):
+        e = o.event
+        if e.name == "handler.enter" and e.data.get("entry_mode") == "recovered":
+            recovered.add(e.data.get("input"))
+        elif e.name == "handler.enter":
+            recovered.discard(e.data.get("input"))
+        if (e.name in ("handler.enter", "handler.check") and e.data.get("input") in recovered
+                and o.record is not None and e.data.get("pending_input_count", 0) < len(o.record["pending_inputs"])):
+            return i
+    return None
+
+
 def _at_trigger(trigger: Callable[[Recording], int | None]) -> Callable[[Found, Recording], bool]:
     """A cause that shows as one divergence, at the observation of its trigger."""
     return lambda found, rec: found.finding.position == trigger(rec)
@@ -219,13 +248,13 @@ CAUSES: tuple[Cause, ...] = (
         _start_on_busy_chain, _two_turns_explains,
     ),
     Cause(
-        "steered-turn-input-id-is-last-input-id",
-        "a turn promoted from the steering queue sees the chain's last accepted input id as ctx.input_id, "
-        "not its own input's id",
-        "TaskManager._try_drain_steering builds the promoted turn's TaskContext with "
+        "ctx-input-id-is-last-input-id",
+        "a turn promoted from the steering queue or re-entered by recovery sees the chain's last accepted "
+        "input id as ctx.input_id, not its own input's id",
+        "TaskManager._try_drain_steering and TaskManager._start_existing_task build the turn's TaskContext with "
         "input_id=payload[\"last_input_id\"]",
         "TaskContext.input_id is this turn's input's id (spec section 2, invariant 10)",
-        _steered_with_foreign_id, _at_trigger(_steered_with_foreign_id),
+        _turn_with_foreign_id, _at_trigger(_turn_with_foreign_id),
     ),
     Cause(
         "resumed-run-input-id-is-task-id",
@@ -266,6 +295,28 @@ CAUSES: tuple[Cause, ...] = (
         "after a crash the interrupted turn is re-entered (\"recovered\") with its own input before any queued "
         "input (spec sections 2, 4.8, invariant 18)",
         _recovered_without_input, _inputless_turn_explains,
+    ),
+    Cause(
+        "futures-bound-by-position-after-recovery",
+        "after a crash, the first start() queued in the next process gets the outcome of an input that the "
+        "previous process had queued",
+        "_try_drain_steering binds each promoted input to the next registered future by position "
+        "(pending_steering_futures.pop(0)), not by input; inputs that survived the crash have no future in "
+        "the new process",
+        "each handle resolves with its own turn's outcome (\"r2 resolves with turn 2's outcome\"; spec 1, 4.4, "
+        "invariant 4)",
+        _foreign_outcome_after_restart, _at_trigger(_foreign_outcome_after_restart),
+    ),
+    Cause(
+        "recovered-turn-pending-count-is-zero",
+        "a turn re-entered by recovery reads ctx.pending_input_count 0 although inputs are queued behind it "
+        "(and ctx.cancel is set for them)",
+        "ctx.pending_input_count reads an in-memory count that only _append_steering_input and "
+        "_try_drain_steering set; the recovery path (_recover_stale_tasks, _start_existing_task) does not set "
+        "it from the persisted pending_inputs",
+        "ctx.pending_input_count is the \"live count of queued steering inputs\"; whenever ctx.cancel is set its "
+        "cause is visible (spec section 2, invariants 8, 9)",
+        _recovered_count_short, lambda found, rec: found.finding.property == "live-count",
     ),
     Cause(
         "steering-queue-full-answers-500",

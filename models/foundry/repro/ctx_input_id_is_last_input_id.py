@@ -1,10 +1,11 @@
 """Reproduce: a turn promoted from the steering queue sees the chain's last accepted input id as its
 `ctx.input_id`, not its own input's id.
 
-azure-ai-agentserver-core, `TaskManager._try_drain_steering` builds the promoted turn's `TaskContext`
-with `input_id=payload["last_input_id"]`, the id of the most recently *accepted* input, so with two
-inputs queued the first promoted turn is told the id of the second. The docstring of `TaskContext`
-says `input_id` is this turn's input's id (spec section 2, invariant 10).
+azure-ai-agentserver-core, `TaskManager._try_drain_steering` (and, for a turn re-entered by recovery,
+`TaskManager._start_existing_task`) builds the turn's `TaskContext` with
+`input_id=payload["last_input_id"]`, the id of the most recently *accepted* input, so with two inputs
+queued the first promoted turn is told the id of the second. This script shows the promoted turn. The
+docstring of `TaskContext` says `input_id` is this turn's input's id (spec section 2, invariant 10).
 
 Plain asyncio and the package's public API inside `AgentServerHost`'s lifespan (after `startup()`).
 Exit 1 when a turn's `ctx.input_id` differs from the `input_id` its `ctx.input` was started with,
