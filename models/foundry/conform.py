@@ -1,8 +1,10 @@
 """`steersim conform foundry`: check the real `azure-ai-agentserver-core` against the Foundry model.
 
-The real package runs in-process on the virtual-time loop of `sim.vloop`, driven by scripted scenarios;
-every interleaving the scheduler picks is recorded as native events and judged by the core monitors and
-by trace validation against the model. Exit 0 when nothing was found, 1 with findings, 2 on bad usage.
+The real package runs in-process on the virtual-time loop of `sim.vloop`, driven by scripted scenarios
+(its tasks API, and its Responses host over in-process HTTP); a remote store's calls take the virtual
+latency of `--latency`. Every interleaving the scheduler picks is recorded as native events and judged
+by the core monitors and by trace validation against the model; the findings are printed grouped by
+root cause (`models.foundry.rootcause`). Exit 0 when nothing was found, 1 with findings, 2 on bad usage.
 """
 
 from __future__ import annotations
