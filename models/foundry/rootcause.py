@@ -228,8 +228,9 @@ CAUSES: tuple[Cause, ...] = (
         "orphan-future-after-queue-full",
         "a start() refused with SteeringQueueFull leaves its result future registered, so a later queued "
         "start() is bound to the wrong turn and its TaskRun.result() never resolves",
-        "MultiTurnTask._lifecycle_start_inner registers the future (TaskManager._register_steering_future) "
-        "before _append_steering_input raises SteeringQueueFull, and nothing removes it; "
+        "MultiTurnTask.start() (Task._lifecycle_start_inner in core/tasks/_decorator.py) registers the future "
+        "(TaskManager._register_steering_future) before _append_steering_input raises SteeringQueueFull, and "
+        "nothing removes it; "
         "_try_drain_steering binds futures to promoted inputs by position (pop(0))",
         "each handle resolves with its own turn's outcome (\"r2 resolves with turn 2's outcome\"); a refused "
         "start() changes nothing (spec sections 4.4, 4.6)",
@@ -241,8 +242,8 @@ CAUSES: tuple[Cause, ...] = (
         "as suspended and resumes the chain: two turns of one chain run at once",
         "TaskManager._execute_task_loop writes the record suspended at the end of the turn, then yields "
         "(the failure path's `await asyncio.sleep(0)` after TaskFailed; with a remote store every store "
-        "call) before _try_drain_steering claims it back; MultiTurnTask._lifecycle_start_inner resumes a "
-        "suspended record without looking at its pending_inputs",
+        "call) before _try_drain_steering claims it back; MultiTurnTask.start() (Task._lifecycle_start_inner) "
+        "resumes a suspended record without looking at its pending_inputs",
         "\"A new input queues behind the active turn ... This avoids both rejecting the new turn and "
         "running two turns at once\"; queued inputs are entered in order (spec sections 1, 6.1, 6.2)",
         _start_on_busy_chain, _two_turns_explains,
