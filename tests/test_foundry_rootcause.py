@@ -143,3 +143,18 @@ def test_the_responses_host_answers_as_the_model_but_for_the_full_queue(tmp_path
     assert [c["cause"] for c in doc["root_causes"]] == ["steering-queue-full-answers-500"]
     replies = [s["event"] for f in doc["findings"] for s in f["steps"] if s["event"]["name"] == "http.response"]
     assert {r["data"]["status"] for r in replies} >= {200, 500}
+
+
+@pytest.mark.parametrize(("scenario", "cause"), [
+    ("queued-cancel", "queued-cancel-keeps-pending-count"),
+    ("cancel-after-promotion", "cancel-after-promotion-drops-outcome"),
+    ("crash-in-steered-turn", "recovered-steered-turn-loses-input"),
+    ("crash-recovery", "futures-bound-by-position-after-recovery"),
+    ("crash-recovery", "recovered-turn-pending-count-is-zero"),
+    ("non-steerable", "resumed-run-input-id-is-task-id"),
+    ("steer-honoured", "ctx-input-id-is-last-input-id"),
+])
+def test_each_named_cause_is_reached_by_its_scenario(scenario, cause):
+    exploration = Explorer(real.FoundryPackage()).explore(sampled_plan([scenario], seed=0, fresh=False), 3)
+    named = {g.cause.key for g in group(exploration) if g.cause is not None}
+    assert cause in named, f"{scenario} showed {sorted(named)} and {sorted(exploration.found)}"
