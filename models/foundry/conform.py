@@ -104,6 +104,8 @@ def replay_one(system: ChainSystem, scenarios: list[str], text: str, seed: int, 
     for i, o in enumerate(rec.observations):
         print(f"{i:3d} t={o.t:<7g} {o.event.name:30s} {dict(o.event.data)}")
     print(f"end: {rec.end}; {len(rec.choices)} decisions")
+    for line in explorer.describe_schedule(scenarios[0], seed, schedule):
+        print(f"    {line}")
     for finding in findings:
         print(f"[{finding.kind}] {finding.property}: {finding.summary}")
     return 1 if findings else 0

@@ -113,12 +113,16 @@ class Explorer:
         return out
 
     def story(self, found: Found) -> list[str]:
-        """The shrunk schedule of `found` in the program's terms: at each decision it makes otherwise
-        than the default (the first ready callback), which await went first and which it overtook."""
-        rec = run_scenario(self.system, scenario_named(found.spec.scenario), ReplayScheduler(found.schedule),
-                           self.latency, found.spec.seed or 0, describe=True)
+        """The shrunk schedule of `found` in the program's terms (`describe_schedule`)."""
+        return self.describe_schedule(found.spec.scenario, found.spec.seed, found.schedule)
+
+    def describe_schedule(self, scenario: str, seed: int | None, schedule: Sequence[int]) -> list[str]:
+        """At each decision where `schedule` departs from the default (the first ready callback), which
+        await went first and which it overtook, in the program's terms."""
+        rec = run_scenario(self.system, scenario_named(scenario), ReplayScheduler(schedule), self.latency,
+                           seed or 0, describe=True)
         out = []
-        for (t, ready), choice in zip(rec.decisions, found.schedule, strict=False):
+        for (t, ready), choice in zip(rec.decisions, schedule, strict=False):
             if choice:
                 ran = ready[min(choice, len(ready) - 1)]
                 out.append(f"t={t:g}: {ran} ran before {ready[0]}")
