@@ -149,7 +149,7 @@ def test_the_responses_host_answers_as_the_model_but_for_the_full_queue(tmp_path
     ("queued-cancel", "queued-cancel-keeps-pending-count"),
     ("cancel-after-promotion", "cancel-after-promotion-drops-outcome"),
     ("crash-in-steered-turn", "recovered-steered-turn-loses-input"),
-    ("crash-recovery", "futures-bound-by-position-after-recovery"),
+    ("crash-recovery", "futures-bound-by-position"),
     ("crash-recovery", "recovered-turn-pending-count-is-zero"),
     ("non-steerable", "resumed-run-input-id-is-task-id"),
     ("steer-honoured", "ctx-input-id-is-last-input-id"),

@@ -17,7 +17,7 @@ echoes. Findings are grouped in two ways:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -189,17 +189,10 @@ def _inputless_turn_explains(found: Found, rec: Recording) -> bool:
             and rec.observations[position].event.data.get("input", "") is None)
 
 
-def _foreign_outcome_after_restart(rec: Recording) -> int | None:
-    """The first handle, after a restart, that resolved with the reply of another input's turn."""
-    restarted = False
-    for i, o in enumerate(rec.observations):
-        e = o.event
-        if e.name == "process.restart":
-            restarted = True
-        elif (restarted and e.name == "TaskRun.result" and e.data.get("value") is not None
-              and e.data.get("value") != e.data.get("caller")):
-            return i
-    return None
+def _foreign_outcome(rec: Recording) -> int | None:
+    """The first handle of a queued input that resolved with the reply of another input's turn."""
+    return _first(rec, lambda d: d.get("queued") and d.get("value") is not None and d.get("value") != d.get("caller"),
+                  "TaskRun.result")
 
 
 def _recovered_count_short(rec: Recording) -> int | None:
@@ -298,15 +291,17 @@ CAUSES: tuple[Cause, ...] = (
         _recovered_without_input, _inputless_turn_explains,
     ),
     Cause(
-        "futures-bound-by-position-after-recovery",
-        "after a crash, the first start() queued in the next process gets the outcome of an input that the "
-        "previous process had queued",
+        "futures-bound-by-position",
+        "a queued start()'s TaskRun resolves with another input's outcome: after a crash the first start() "
+        "queued in the next process gets an input of the previous process's; with a remote store two "
+        "concurrent queued start() calls can swap outcomes",
         "_try_drain_steering binds each promoted input to the next registered future by position "
-        "(pending_steering_futures.pop(0)), not by input; inputs that survived the crash have no future in "
-        "the new process",
+        "(pending_steering_futures.pop(0)), not by input; inputs that survived a crash have no future in the "
+        "new process, and concurrent start() calls register their futures and append their inputs in "
+        "different orders",
         "each handle resolves with its own turn's outcome (\"r2 resolves with turn 2's outcome\"; spec 1, 4.4, "
         "invariant 4)",
-        _foreign_outcome_after_restart, _at_trigger(_foreign_outcome_after_restart),
+        _foreign_outcome, _at_trigger(_foreign_outcome),
     ),
     Cause(
         "recovered-turn-pending-count-is-zero",
@@ -369,6 +364,3 @@ def group(exploration: Exploration) -> list[Group]:
         same.members.append(found)
     return groups
 
-
-def scripts(groups: Sequence[Group]) -> list[Path]:
-    return [g.cause.script for g in groups if g.cause is not None]

@@ -1,11 +1,14 @@
-"""Reproduce: after a crash, the first start() queued in the next process gets the outcome of an input
-that the previous process had queued.
+"""Reproduce: a queued start()'s handle resolves with another input's outcome, because the drain binds
+result futures to promoted inputs by position. Shown here after a crash: the first start() queued in
+the next process gets the outcome of an input that the previous process had queued.
 
 azure-ai-agentserver-core, `TaskManager._try_drain_steering` binds each promoted input to the next
 registered result future by position (`pending_steering_futures.pop(0)`), not by input. Inputs queued
 before a crash survive in the record but their futures died with the process, so in the next process
 the first queued start() registers the only future and the drain of the oldest surviving input
-resolves it. The docs promise that each handle resolves with its own turn's outcome ("r2 resolves with
+resolves it. (With a remote store the same binding swaps the outcomes of two concurrent queued
+start() calls whose futures are registered in one order and whose appends land in the other.) The
+docs promise that each handle resolves with its own turn's outcome ("r2 resolves with
 turn 2's outcome"; spec sections 1, 4.4, invariant 4).
 
 A real crash: this script runs itself as a child process that serves the chain behind
