@@ -72,7 +72,12 @@ def test_every_cause_has_its_reproduction():
     assert sorted(p.name for p in REPRO_DIR.glob("*.py")) == sorted(c.script.name for c in CAUSES)
 
 
-@pytest.mark.parametrize("cause", CAUSES, ids=[c.key for c in CAUSES])
+# reproductions that crash a child process and recover in a second one take several seconds each
+CRASHING = {"recovered-steered-turn-loses-input", "futures-bound-by-position", "recovered-turn-pending-count-is-zero"}
+
+
+@pytest.mark.parametrize("cause", [pytest.param(c, id=c.key, marks=[pytest.mark.slow] if c.key in CRASHING else [])
+                                   for c in CAUSES])
 def test_the_reproduction_still_reproduces_on_plain_asyncio(cause):
     done = run_script(cause.script)
     assert done.returncode == 1, f"{cause.script.name} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
