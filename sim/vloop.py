@@ -25,10 +25,14 @@ from __future__ import annotations
 
 import asyncio
 import heapq
+import re
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
+
+ASYNCIO_DIR = str(Path(asyncio.__file__).parent)
 
 
 class LoopStalled(RuntimeError):
@@ -96,6 +100,34 @@ class ReplayScheduler:
         return min(max(index, 0), len(ready) - 1)
 
 
+def describe(handle: asyncio.Handle) -> str:
+    """What a ready callback does, in the program's own terms: a task step names the coroutine it
+    resumes and the innermost await it resumes from (function, file and line); another callback its
+    qualified name. Schedules are explained with these, not with queue positions."""
+    target = owner(handle)
+    if not isinstance(target, asyncio.Task):
+        return str(target)
+    outer = target.get_coro()
+    frames, awaited = [], outer
+    while awaited is not None:  # down the chain of coroutines (and async generators) it awaits
+        inner = getattr(awaited, "cr_frame", None) or getattr(awaited, "ag_frame", None)
+        if inner is None:
+            break
+        if not inner.f_code.co_filename.startswith(ASYNCIO_DIR):  # asyncio's own sleeps and waits say nothing
+            frames.append(inner)
+        awaited = getattr(awaited, "cr_await", None) or getattr(awaited, "ag_await", None)
+    name = getattr(outer, "__qualname__", repr(outer))
+    task_name = target.get_name()
+    if not re.fullmatch(r"Task-\d+", task_name):  # a name the program gave its task
+        name = f"{task_name}: {name}"
+    if not frames:
+        return name
+    last = frames[-1]
+    where = f"({last.f_code.co_filename.rsplit('/', 1)[-1]}:{last.f_lineno})"
+    path = " > ".join(f.f_code.co_qualname for f in frames[1:][-2:])  # the two innermost awaits below the task's own
+    return f"{name} at {path} {where}" if path else f"{name} {where}"
+
+
 def owner(handle: asyncio.Handle) -> Any:
     """The logical thread a ready callback belongs to: its task for task steps and wake-ups, else the
     callback's qualified name. Keys are compared within one run only."""
@@ -108,11 +140,13 @@ def owner(handle: asyncio.Handle) -> Any:
 
 class VirtualLoop(asyncio.SelectorEventLoop):
     """An event loop on a virtual clock that runs one ready callback per step, picked by `scheduler`.
-    `choices` and `widths` record every decision (the index picked, how many were ready); `after_step`
-    callables run after each step, to observe the program between its atomic steps."""
+    `choices` and `widths` record every decision (the index picked, how many were ready); with
+    `describe_decisions`, `decisions` records each decision's virtual time and what every ready callback
+    would do (`describe`); `after_step` callables run after each step, to observe the program between
+    its atomic steps."""
 
     def __init__(self, scheduler: Scheduler, start_time: float = 0.0, max_steps: int | None = None,
-                 max_time: float | None = None) -> None:
+                 max_time: float | None = None, describe_decisions: bool = False) -> None:
         super().__init__()
         self.scheduler = scheduler
         self.now = start_time
@@ -122,6 +156,7 @@ class VirtualLoop(asyncio.SelectorEventLoop):
         self.choices: list[int] = []
         self.widths: list[int] = []
         self.after_step: list[Callable[[], None]] = []
+        self.decisions: list[tuple[float, tuple[str, ...]]] | None = [] if describe_decisions else None
 
     def time(self) -> float:
         return self.now
@@ -147,6 +182,8 @@ class VirtualLoop(asyncio.SelectorEventLoop):
             raise LoopLimit(f"{self.steps} steps is the bound")
         index = 0
         if len(ready) > 1:
+            if self.decisions is not None:
+                self.decisions.append((self.now, tuple(describe(h) for h in ready)))
             index = self.scheduler.choose(ready)
             self.choices.append(index)
             self.widths.append(len(ready))

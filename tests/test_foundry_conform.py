@@ -93,7 +93,7 @@ class StandIn:
     def target(self) -> dict[str, str]:
         return {"package": "stand-in", "version": "racy" if self.racy else "faithful"}
 
-    def install(self, store: Path, steerable: bool, handler: Callable[[Any], Any], provider_yields: bool) -> None:
+    def install(self, store: Path, steerable: bool, handler: Callable[[Any], Any], delay: Any) -> None:
         self.handler, self.steerable = handler, steerable
         self.busy = self.started = False
         self.last: str | None = None
@@ -169,7 +169,7 @@ def test_a_faithful_chain_has_no_findings(capsys):
 
 def test_the_planted_race_is_found_as_two_turns_at_once_and_its_schedule_shrinks():
     explorer = Explorer(StandIn(racy=True))
-    exploration = explorer.explore(sampled_plan(["remote-store"], seed=0, fresh=False), max_runs=60)
+    exploration = explorer.explore(sampled_plan(["remote-store-fixed-times"], seed=0, fresh=False), max_runs=60)
     two_turns = [f for f in exploration.found.values() if f.finding.property == "one-active-turn"]
     assert two_turns, f"found only {[f.finding.signature for f in exploration.found.values()]}"
     found = two_turns[0]
@@ -177,7 +177,7 @@ def test_the_planted_race_is_found_as_two_turns_at_once_and_its_schedule_shrinks
     explorer.shrink(found, budget=40)
     assert len(found.schedule) <= len(original)
     assert sum(1 for c in found.schedule if c) <= sum(1 for c in original if c)
-    again = explorer.reproduces("remote-store", found.finding.signature, found.schedule)
+    again = explorer.reproduces("remote-store-fixed-times", found.finding.signature, found.schedule)
     assert again is not None, "the shrunk schedule no longer shows the race"
     assert found.schedule, "the race needs a choice the default schedule does not make"
 
@@ -186,7 +186,7 @@ def test_the_race_needs_its_interleaving():
     """In this scenario the default schedule misses the window: the finding comes from the scheduler's
     choices, so a shrunk schedule that still shows it cannot be empty."""
     explorer = Explorer(StandIn(racy=True))
-    _, findings = explorer.run(RunSpec("remote-store", "replay"))
+    _, findings = explorer.run(RunSpec("remote-store-fixed-times", "replay"))
     assert not [f for f in findings if f.property == "one-active-turn"]
 
 

@@ -95,3 +95,25 @@ def test_a_run_past_its_bound_stops():
 
     with pytest.raises(LoopLimit):
         run(ReplayScheduler([]), main, max_time=100)
+
+
+def test_decisions_name_the_awaits_they_order():
+    async def fetch():
+        await asyncio.sleep(0)
+
+    async def reader():
+        await fetch()
+
+    async def main():
+        await asyncio.gather(asyncio.create_task(reader(), name="reader one"), asyncio.create_task(reader()))
+
+    loop = VirtualLoop(RandomScheduler(0), describe_decisions=True)
+    try:
+        loop.run_until_complete(main())
+    finally:
+        loop.close()
+    labels = {label for _, ready in loop.decisions for label in ready}
+    assert any(label.startswith("reader one: ") for label in labels), labels
+    assert any(".reader at " in label and ".fetch (test_vloop.py:" in label for label in labels), labels
+    assert len(loop.decisions) == len(loop.choices)
+    assert VirtualLoop(RandomScheduler(0)).decisions is None

@@ -1,20 +1,25 @@
 """`steersim conform foundry`: check the real `azure-ai-agentserver-core` against the Foundry model.
 
-The real package runs in-process on the virtual-time loop of `sim.vloop`, driven by scripted scenarios;
-every interleaving the scheduler picks is recorded as native events and judged by the core monitors and
-by trace validation against the model. Exit 0 when nothing was found, 1 with findings, 2 on bad usage.
+The real package runs in-process on the virtual-time loop of `sim.vloop`, driven by scripted scenarios
+(its tasks API, and its Responses host over in-process HTTP); a remote store's calls take the virtual
+latency of `--latency`. Every interleaving the scheduler picks is recorded as native events and judged
+by the core monitors and by trace validation against the model; the findings are printed grouped by
+root cause (`models.foundry.rootcause`). Exit 0 when nothing was found, 1 with findings, 2 on bad usage.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from models.foundry.explore import Exploration, Explorer, Found, RunSpec, exhaustive_plan, mixed_plan, sampled_plan
+from models.foundry.latency import DEFAULT_PROFILE, PROFILES, latency_profile
 from models.foundry.report import document, lines, write_reports
+from models.foundry.rootcause import group
 from models.foundry.runner import ChainSystem
 from models.foundry.scenarios import NAMED, scenario_named
 from sim.argtypes import non_negative_int, output_file, output_folder, positive_float
@@ -34,6 +39,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--schedule", default=None,
                    help="replay one run of one --scenario with these comma-separated choices, and show it")
     p.add_argument("--per-scenario", type=non_negative_int, default=40, help="exhaustive runs per scenario in the mix")
+    p.add_argument("--latency", default=DEFAULT_PROFILE,
+                   help=f"virtual time each remote store call takes: {', '.join(PROFILES)} or a .toml timing "
+                        f"file over store.get, store.update, ... (default {DEFAULT_PROFILE})")
     p.add_argument("--max-seconds", type=positive_float, default=None, help="stop exploring after this long")
     p.add_argument("--shrink-budget", type=non_negative_int, default=40, help="replays spent shrinking each finding")
     p.add_argument("--json", dest="json_file", type=output_file, default=None, help="write the findings document here")
@@ -57,18 +65,24 @@ def conform(system: ChainSystem, args: argparse.Namespace) -> int:
     scenarios = args.scenario or list(NAMED)
     for name in scenarios:
         scenario_named(name)
+    latency_profile(args.latency)
     if args.schedule is not None:
-        return replay_one(system, scenarios, args.schedule)
-    explorer = Explorer(system, report=None if args.quiet else _announce)
+        return replay_one(system, scenarios, args.schedule, args.seed, args.latency)
+    explorer = Explorer(system, report=None if args.quiet else _announce, latency=args.latency)
     exploration = explorer.explore(plan(args, scenarios), args.runs, args.max_seconds)
     for found in exploration.found.values():
         explorer.shrink(found, args.shrink_budget)
-    summarise(exploration)
+        found.story = explorer.story(found)
+    try:
+        summarise(exploration, args.latency)
+    except BrokenPipeError:  # `| head`: the reader has gone; the documents are still written
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     target = system.target()
     if args.json_file:
-        Path(args.json_file).write_text(json.dumps(document(exploration, target), indent=2, default=str) + "\n")
+        doc = document(exploration, target, args.latency)
+        Path(args.json_file).write_text(json.dumps(doc, indent=2, default=str) + "\n")
     if args.report:
-        write_reports(Path(args.report), exploration, target)
+        write_reports(Path(args.report), exploration, target, args.latency)
     return 1 if exploration.found else 0
 
 
@@ -80,30 +94,35 @@ def plan(args: argparse.Namespace, scenarios: list[str]):
     return mixed_plan(scenarios, args.seed, args.per_scenario, fresh=not args.scenario)
 
 
-def replay_one(system: ChainSystem, scenarios: list[str], text: str) -> int:
+def replay_one(system: ChainSystem, scenarios: list[str], text: str, seed: int, latency: str) -> int:
     if len(scenarios) != 1:
         raise UsageError("--schedule replays one run: give exactly one --scenario")
     try:
         schedule = tuple(int(c) for c in text.split(",") if c.strip())
     except ValueError:
         raise UsageError(f"--schedule takes comma-separated whole numbers, not {text!r}") from None
-    explorer = Explorer(system)
-    rec, findings = explorer.run(RunSpec(scenarios[0], "replay", None, schedule))
+    explorer = Explorer(system, latency=latency)
+    rec, findings = explorer.run(RunSpec(scenarios[0], "replay", seed, schedule))
     for i, o in enumerate(rec.observations):
         print(f"{i:3d} t={o.t:<7g} {o.event.name:30s} {dict(o.event.data)}")
     print(f"end: {rec.end}; {len(rec.choices)} decisions")
+    for line in explorer.describe_schedule(scenarios[0], seed, schedule):
+        print(f"    {line}")
     for finding in findings:
         print(f"[{finding.kind}] {finding.property}: {finding.summary}")
     return 1 if findings else 0
 
 
 def _announce(found: Found) -> None:
-    print(f"found: {found.finding.kind} {found.finding.property}: {found.finding.summary[:160]}", file=sys.stderr)
+    """A finding as it is first seen, by what stays true of it after shrinking: its signature."""
+    print(f"found: {found.finding.kind} {found.finding.signature} (run {found.run_index}, scenario "
+          f"{found.spec.scenario})", file=sys.stderr)
 
 
-def summarise(exploration: Exploration) -> None:
+def summarise(exploration: Exploration, latency: str) -> None:
     ends = ", ".join(f"{k} {v}" for k, v in sorted(exploration.ends.items()))
-    print(f"foundry conformance: {exploration.runs} interleavings in {exploration.seconds:.1f} s ({ends}); "
-          f"{len(exploration.found)} distinct findings")
-    for found in exploration.found.values():
-        print("\n".join(lines(found)))
+    groups = group(exploration)
+    print(f"foundry conformance: {exploration.runs} interleavings in {exploration.seconds:.1f} s ({ends}; "
+          f"store latency {latency}); {len(exploration.found)} distinct findings, {len(groups)} root causes")
+    for g in groups:
+        print("\n".join(lines(g, latency)))

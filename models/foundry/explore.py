@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from models.foundry.judge import Finding, judge
+from models.foundry.latency import DEFAULT_PROFILE, latency_profile
 from models.foundry.runner import ChainSystem, Recording, run_scenario
 from models.foundry.scenarios import scenario_named
 from sim.vloop import PCTScheduler, RandomScheduler, ReplayScheduler, Scheduler, next_prefix
@@ -48,6 +49,7 @@ class Found:
     schedule: tuple[int, ...] = ()
     shrunk: Recording | None = None
     shrunk_finding: Finding | None = None
+    story: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -62,14 +64,19 @@ class Explorer:
     """Runs specs against `system`, judging each run; `judge_run` is swappable for tests."""
 
     def __init__(self, system: ChainSystem, judge_run: Callable[[Recording], list[Finding]] = judge,
-                 report: Callable[[Found], None] | None = None) -> None:
+                 report: Callable[[Found], None] | None = None, latency: str = DEFAULT_PROFILE) -> None:
         self.system = system
         self.judge_run = judge_run
         self.report = report
+        self.latency_name = latency
+        self.latency = latency_profile(latency)
         self.cache: dict[tuple, list[Finding]] = {}
 
     def run(self, spec: RunSpec) -> tuple[Recording, list[Finding]]:
-        rec = run_scenario(self.system, scenario_named(spec.scenario), spec.scheduler())
+        """One run of `spec`; a remote store's latencies are drawn from the spec's seed (0 without one),
+        so a replay with the same seed and schedule is the same run."""
+        rec = run_scenario(self.system, scenario_named(spec.scenario), spec.scheduler(), self.latency,
+                           spec.seed or 0)
         key = (spec.scenario, rec.end, tuple(rec.unresolved), tuple((e.name, repr(e.data)) for e in rec.events))
         if key not in self.cache:
             self.cache[key] = self.judge_run(rec)
@@ -95,7 +102,7 @@ class Explorer:
                 if known is not None:
                     known.occurrences += 1
                     continue
-                replay = RunSpec(spec.scenario, "replay", None, tuple(rec.choices))
+                replay = RunSpec(spec.scenario, "replay", spec.seed, tuple(rec.choices))
                 found = Found(finding, spec, rec, out.runs, schedule=replay.schedule)
                 out.found[finding.signature] = found
                 if self.report is not None:
@@ -105,8 +112,25 @@ class Explorer:
         out.seconds = time.monotonic() - started
         return out
 
-    def reproduces(self, scenario: str, signature: str, schedule: Sequence[int]) -> tuple[Recording, Finding] | None:
-        rec, findings = self.run(RunSpec(scenario, "replay", None, tuple(schedule)))
+    def story(self, found: Found) -> list[str]:
+        """The shrunk schedule of `found` in the program's terms (`describe_schedule`)."""
+        return self.describe_schedule(found.spec.scenario, found.spec.seed, found.schedule)
+
+    def describe_schedule(self, scenario: str, seed: int | None, schedule: Sequence[int]) -> list[str]:
+        """At each decision where `schedule` departs from the default (the first ready callback), which
+        await went first and which it overtook, in the program's terms."""
+        rec = run_scenario(self.system, scenario_named(scenario), ReplayScheduler(schedule), self.latency,
+                           seed or 0, describe=True)
+        out = []
+        for (t, ready), choice in zip(rec.decisions, schedule, strict=False):
+            if choice:
+                ran = ready[min(choice, len(ready) - 1)]
+                out.append(f"t={t:g}: {ran} ran before {ready[0]}")
+        return out
+
+    def reproduces(self, scenario: str, signature: str, schedule: Sequence[int],
+                   seed: int | None = None) -> tuple[Recording, Finding] | None:
+        rec, findings = self.run(RunSpec(scenario, "replay", seed, tuple(schedule)))
         for finding in findings:
             if finding.signature == signature:
                 return rec, finding
@@ -121,7 +145,7 @@ class Explorer:
         def attempt(candidate: list[int]) -> tuple[Recording, Finding] | None:
             nonlocal attempts
             attempts += 1
-            return self.reproduces(scenario, signature, candidate)
+            return self.reproduces(scenario, signature, candidate, found.spec.seed)
 
         best = list(found.schedule)
         result = attempt(best)

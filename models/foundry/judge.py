@@ -45,6 +45,9 @@ FIELD_PROPERTY = {
     ("TaskRun.result", "caller"): "own-outcome",
     ("LastInputIdPreconditionFailed", "actual_last_input_id"): "if-match",
     ("TaskConflictError", "current_status"): "non-steerable",
+    ("http.response", "status"): "responses",
+    ("http.response", "code"): "responses",
+    ("http.response", "response_status"): "responses",
 }
 START_RESULTS = {"TaskRun", "SteeringQueueFull", "LastInputIdPreconditionFailed", "TaskConflictError"}
 EVENT_PROPERTY = {
@@ -86,11 +89,30 @@ def model_params(rec: Recording) -> dict[str, Any]:
         "crashes": sum(e.name == "process.crash" for e in events),
         "shutdowns": sum(e.name == "process.shutdown" for e in events),
         "queued_cancels": sum(e.name == "TaskRun.cancel" for e in events),
+        "surface": scenario.surface,
     }
+
+
+class HttpView:
+    """The model as seen over HTTP: the Responses host shows neither the handles' futures nor the
+    handler's safe points, so the model's steps that emit only those are silent."""
+
+    HIDDEN = frozenset({"TaskRun.result", "TaskRun.cancel", "handler.check"})
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.model, name)
+
+    def observe(self, s: Any, a: Any, t: Any) -> list[Event]:
+        return [e for e in self.model.observe(s, a, t) if e.name not in self.HIDDEN]
 
 
 def judge(rec: Recording) -> list[Finding]:
     model = SPEC.build(model_params(rec))
+    if rec.scenario.surface == "responses":
+        model = HttpView(model)
     return monitor_findings(model, rec) + liveness_findings(rec) + divergence_findings(model, rec.events)
 
 

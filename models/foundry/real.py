@@ -18,6 +18,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from models.foundry.latency import StoreDelay
 from sim.errors import UsageError
 
 CORE = "azure-ai-agentserver-core"
@@ -58,31 +59,33 @@ async def plain_chain(ctx: TaskContext[dict]) -> dict:
     return await _delegate(ctx)
 
 
-class YieldingProvider:
-    """A store whose every call suspends before it reaches the data, as a remote store's request
-    would; the delegate's results and exceptions pass through unchanged."""
+class LatentProvider:
+    """A store whose every call first waits the virtual time `delay` gives for it, as a remote store's
+    request would (zero: a bare suspension); the delegate's results and exceptions pass through
+    unchanged (the manager retries etag conflicts by exception type)."""
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: Any, delay: StoreDelay) -> None:
         self.inner = inner
+        self.delay = delay
 
     async def create(self, *args: Any, **kwargs: Any) -> Any:
-        await asyncio.sleep(0)
+        await asyncio.sleep(self.delay("create"))
         return await self.inner.create(*args, **kwargs)
 
     async def get(self, *args: Any, **kwargs: Any) -> Any:
-        await asyncio.sleep(0)
+        await asyncio.sleep(self.delay("get"))
         return await self.inner.get(*args, **kwargs)
 
     async def update(self, *args: Any, **kwargs: Any) -> Any:
-        await asyncio.sleep(0)
+        await asyncio.sleep(self.delay("update"))
         return await self.inner.update(*args, **kwargs)
 
     async def delete(self, *args: Any, **kwargs: Any) -> Any:
-        await asyncio.sleep(0)
+        await asyncio.sleep(self.delay("delete"))
         return await self.inner.delete(*args, **kwargs)
 
     async def list(self, *args: Any, **kwargs: Any) -> Any:
-        await asyncio.sleep(0)
+        await asyncio.sleep(self.delay("list"))
         return await self.inner.list(*args, **kwargs)
 
 
@@ -101,12 +104,13 @@ class FoundryPackage:
         except PackageNotFoundError:
             return {"package": CORE, "version": "unknown"}
 
-    def install(self, store: Path, steerable: bool, handler: Callable[[Any], Any], provider_yields: bool) -> None:
+    def install(self, store: Path, steerable: bool, handler: Callable[[Any], Any], delay: StoreDelay | None) -> None:
         global _current_handler
         _current_handler = handler
         provider: Any = LocalFileTaskProvider(base_dir=store)
-        if provider_yields:
-            provider = YieldingProvider(provider)
+        self.local = provider
+        if delay is not None:
+            provider = LatentProvider(provider, delay)
         self.manager = TaskManager(AgentConfig.from_env(), provider=provider, shutdown_grace_seconds=SHUTDOWN_GRACE_S)
         set_task_manager(self.manager)
         self.chain = steerable_chain if steerable else plain_chain
@@ -117,6 +121,30 @@ class FoundryPackage:
     async def start(self, input_id: str, value: Any, if_last_input_id: str | None) -> Any:
         return await self.chain.start(task_id=TASK_ID, input=value, input_id=input_id,
                                       if_last_input_id=if_last_input_id)
+
+    def record_state(self) -> dict[str, Any] | None:
+        """The chain's persisted record as the package's public read path (`provider.get`) would return
+        it, read between two steps of the loop: the local store's `get` does not suspend, so it is run
+        to completion here, outside the loop and without its latency."""
+        reading = self.local.get(TASK_ID)
+        try:
+            reading.send(None)
+        except StopIteration as done:
+            info = done.value
+        else:  # a store that suspends cannot be read between steps
+            reading.close()
+            return None
+        if info is None:
+            return None
+        payload = info.payload or {}
+        steering = payload.get("steering") or {}
+
+        def name(entry: Any) -> Any:
+            return entry.get("msg", entry) if isinstance(entry, dict) else entry
+
+        return {"status": info.status, "last_input_id": payload.get("last_input_id"),
+                "pending_inputs": [name(e) for e in steering.get("pending_inputs") or []],
+                "active_input": name(steering.get("active_input"))}
 
     def future(self, handle: Any) -> asyncio.Future:
         return handle._result_future

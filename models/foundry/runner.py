@@ -24,8 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from models.foundry.latency import DEFAULT_PROFILE, StoreDelay, latency_profile, store_delay
 from models.foundry.scenarios import LATEST, STALE, CallerPlan, HandlerPlan, Scenario
 from sim.model import Event
+from sim.timing import TimingProfile
 from sim.vloop import LoopLimit, LoopStalled, ReplayScheduler, Scheduler, VirtualLoop
 
 SETTLE = 10.0  # virtual seconds without a running handler after which a run with no caller left is over
@@ -38,14 +40,17 @@ class HandlerFailure(RuntimeError):
 
 
 class ChainSystem(Protocol):
-    """One implementation of a steerable chain, driven by the runner."""
+    """One implementation of a steerable chain, driven by the runner. A system may also offer
+    `record_state() -> dict | None`, the chain's persisted record read between two steps, which the
+    runner then stores with every observation."""
 
     name: str
 
     def target(self) -> dict[str, str]: ...
 
-    def install(self, store: Path, steerable: bool, handler: Callable[[Any], Any], provider_yields: bool) -> None:
-        """Set up a process lifetime over `store` whose chain runs `handler(ctx)` for each turn."""
+    def install(self, store: Path, steerable: bool, handler: Callable[[Any], Any], delay: StoreDelay | None) -> None:
+        """Set up a process lifetime over `store` whose chain runs `handler(ctx)` for each turn; with a
+        `delay`, every store call first waits the virtual time it gives (a remote store)."""
 
     async def startup(self) -> None:
         """The lifetime's startup, including its recovery scan."""
@@ -63,16 +68,21 @@ class ChainSystem(Protocol):
 
 @dataclass
 class Observation:
+    """An event at virtual time `t` after `step` steps; `record`: the chain's persisted record then,
+    when the system can read it between steps (`ChainSystem.record_state`)."""
+
     event: Event
     t: float
     step: int
+    record: dict[str, Any] | None = None
 
 
 @dataclass
 class Recording:
     """A run: the observed events, the scheduler's decisions (`choices` among `widths` ready
     callbacks) and how it ended: `quiescent` (nothing left to do), `horizon` (callers still waiting at
-    the horizon), or the loop's complaint (`stalled`, `limit`)."""
+    the horizon), or the loop's complaint (`stalled`, `limit`). `decisions`, when asked for, say at each
+    decision what every ready callback would have done (`sim.vloop.describe`)."""
 
     scenario: Scenario
     observations: list[Observation] = field(default_factory=list)
@@ -81,6 +91,7 @@ class Recording:
     end: str = ""
     unresolved: list[str] = field(default_factory=list)
     inputs: int = 0
+    decisions: list[tuple[float, tuple[str, ...]]] = field(default_factory=list)
 
     @property
     def events(self) -> list[Event]:
@@ -100,10 +111,15 @@ class _Handle:
 class ScenarioRun:
     """One run of `scenario` on `system` under `scheduler`."""
 
-    def __init__(self, system: ChainSystem, scenario: Scenario, scheduler: Scheduler) -> None:
+    def __init__(self, system: ChainSystem, scenario: Scenario, scheduler: Scheduler,
+                 latency: TimingProfile | None = None, latency_seed: int = 0, describe: bool = False) -> None:
+        self.describe = describe
+        self.lifetime_installed = False
         self.system = system
         self.scenario = scenario
         self.scheduler = scheduler
+        self.latency = latency if latency is not None else latency_profile(DEFAULT_PROFILE)
+        self.latency_seed = latency_seed
         self.rec = Recording(scenario)
         self.loop: VirtualLoop | None = None
         self.frozen: list[VirtualLoop] = []
@@ -132,7 +148,8 @@ class ScenarioRun:
         loop = self.loop
         t = loop.time() if loop is not None else 0.0
         step = self.steps_before + (loop.steps if loop is not None else 0)
-        self.rec.observations.append(Observation(event, t, step))
+        read = getattr(self.system, "record_state", None) if self.lifetime_installed else None
+        self.rec.observations.append(Observation(event, t, step, read() if read is not None else None))
         self.last_activity = t
 
     def poll(self) -> None:
@@ -147,6 +164,14 @@ class ScenarioRun:
 
     # ------------------------------------------------------------------ the environment
     async def caller(self, index: int, plan: CallerPlan) -> None:
+        """One caller's start() and its handle; then, in the same task, the callers that send their
+        message as soon as this one's outcome arrived (`CallerPlan.after`)."""
+        await self._call(index, plan)
+        for k, follower in enumerate(self.scenario.callers):
+            if follower.after == index and k not in self.called:
+                await self.caller(k, follower)
+
+    async def _call(self, index: int, plan: CallerPlan) -> None:
         await sleep_until(plan.at)
         self.called.add(index)
         mid = f"m{self.next_input}"
@@ -173,8 +198,8 @@ class ScenarioRun:
             if not tracked.future.done():
                 self.record(f"caller:{mid}", "chain", "TaskRun.cancel", {"caller": mid})
                 await handle.cancel()
-        with contextlib.suppress(BaseException):
-            await asyncio.shield(tracked.future)
+        with contextlib.suppress(BaseException):  # awaited directly, as a caller awaits TaskRun.result()
+            await tracked.future
 
     def _precondition(self, policy: str) -> str | None:
         if policy == LATEST and self.accepted:
@@ -218,10 +243,15 @@ class ScenarioRun:
 
     # ------------------------------------------------------------------ lifetimes
     async def lifetime_main(self, store: Path) -> str:
-        self.system.install(store, self.scenario.steerable, self.handler, self.scenario.provider_yields)
+        delay = (store_delay(self.latency, self.latency_seed, self.lifetime)
+                 if self.scenario.provider_yields else None)
+        self.system.install(store, self.scenario.steerable, self.handler, delay)
+        self.lifetime_installed = True
         startup = asyncio.ensure_future(self.system.startup())
-        plans = [(k, p) for k, p in enumerate(self.scenario.callers) if k not in self.called]
-        callers = [asyncio.ensure_future(self.caller(k, p)) for k, p in plans]
+        if not self.scenario.early_start:  # AgentServerHost serves only once its lifespan's startup() returned
+            await startup
+        plans = [(k, p) for k, p in enumerate(self.scenario.callers) if k not in self.called and p.after is None]
+        callers = [asyncio.create_task(self.caller(k, p), name=f"caller {k}") for k, p in plans]
         crash = asyncio.ensure_future(self.crashed.wait())
         stop = asyncio.ensure_future(self.shutdown(self.scenario.shutdown_at if self.lifetime == 0 else None))
         self.tasks += [startup, *callers, crash, stop]  # held until the run is reaped
@@ -265,7 +295,7 @@ class ScenarioRun:
         start_time = 0.0
         while True:
             loop = VirtualLoop(self.scheduler, start_time=start_time, max_steps=MAX_STEPS,
-                               max_time=self.scenario.horizon + 60.0)
+                               max_time=self.scenario.horizon + 60.0, describe_decisions=self.describe)
             loop.after_step.append(self.poll)
             self.loop = loop
             self.crashed = asyncio.Event()
@@ -277,6 +307,7 @@ class ScenarioRun:
                 how = "limit"
             self.rec.choices.extend(loop.choices)
             self.rec.widths.extend(loop.widths)
+            self.rec.decisions.extend(loop.decisions or ())
             if how not in ("crash", "stop"):
                 self.rec.end = how
                 self.rec.unresolved = [h.input_id for h in self.handles
@@ -362,5 +393,13 @@ def outcome_data(h: _Handle, entered: set[str]) -> dict[str, Any]:
             "entered": h.input_id in entered}
 
 
-def run_scenario(system: ChainSystem, scenario: Scenario, scheduler: Scheduler) -> Recording:
-    return ScenarioRun(system, scenario, scheduler).run()
+def run_scenario(system: ChainSystem, scenario: Scenario, scheduler: Scheduler,
+                 latency: TimingProfile | None = None, latency_seed: int = 0, describe: bool = False) -> Recording:
+    """One run; a remote-store scenario's store calls take the virtual time `latency` draws (seeded by
+    `latency_seed`), by default the realistic profile. A responses scenario drives the package's own
+    Responses host, whatever `system` is."""
+    if scenario.surface == "responses":
+        from models.foundry.responses_host import ResponsesRun
+
+        return ResponsesRun(system, scenario, scheduler, latency, latency_seed, describe).run()
+    return ScenarioRun(system, scenario, scheduler, latency, latency_seed, describe).run()

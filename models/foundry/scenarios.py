@@ -22,11 +22,14 @@ NO_PRECONDITION, LATEST, STALE = "none", "latest", "stale"
 class CallerPlan:
     """A caller that calls start() at virtual time `at`. `precondition`: no `if_last_input_id`, the
     latest input id it has seen accepted, or the first one (stale once another input was accepted).
-    `cancel_at`: when it cancels its handle, if the handle came back queued."""
+    `cancel_at`: when it cancels its handle, if the handle came back queued. `after`: the caller whose
+    handle this one holds: it calls as soon as that handle's outcome (or refusal) arrived, in the same
+    task, the way a client sends its next message when the reply to its last one comes in."""
 
     at: float
     precondition: str = NO_PRECONDITION
     cancel_at: float | None = None
+    after: int | None = None
 
 
 @dataclass(frozen=True)
@@ -46,11 +49,20 @@ class HandlerPlan:
 
 @dataclass(frozen=True)
 class Scenario:
+    """An environment. `provider_yields`: the store is remote, every call takes virtual latency.
+    `early_start`: callers may call start() while the lifetime's `TaskManager.startup()` is still
+    running, which `AgentServerHost` never allows (its lifespan awaits startup() before it serves); by
+    default they wait for it, as behind the host. `surface`: `tasks` calls `start()`; `responses` POSTs
+    to the package's Responses host (`models.foundry.responses_host`), each caller's precondition
+    choosing its `previous_response_id`."""
+
     name: str
     callers: tuple[CallerPlan, ...]
     handlers: tuple[HandlerPlan, ...] = ()
     steerable: bool = True
     provider_yields: bool = False
+    early_start: bool = False
+    surface: str = "tasks"
     shutdown_at: float | None = None
     restart_after: float = 5.0
     horizon: float = 120.0
@@ -90,6 +102,14 @@ NAMED: dict[str, Scenario] = {s.name: s for s in (
     Scenario("full-queue-then-steer", _callers(0.0, *(0.1 + 0.01 * k for k in range(10)), 0.5),
              (HandlerPlan(steps=(1.0,), honours=False),),
              notes="a refused start() on a full queue, then the queue drains"),
+    Scenario("refusal-then-steer", _callers(0.0, *(0.1 + 0.01 * k for k in range(10)), 1.5),
+             (HandlerPlan(steps=(1.0,), honours=False),),
+             notes="nine inputs wait behind a turn, a tenth start() is refused with SteeringQueueFull, and a "
+                   "start() accepted after the queue moved queues behind the survivors"),
+    Scenario("raise-then-follow-up", _callers(0.0, 0.5, 0.0, c2={"after": 0}),
+             (HandlerPlan(honours=False, ending="raise"), HONOUR, HONOUR),
+             notes="the running handler raises with an input queued, and its caller sends its next message "
+                   "as soon as its TaskFailed arrives (local store)"),
     Scenario("stale-precondition",
              _callers(0.0, 0.5, 0.7, c1={"precondition": LATEST}, c2={"precondition": STALE}),
              (HONOUR, HONOUR, HONOUR), notes="a caller asserts an input id that another caller advanced past"),
@@ -99,10 +119,19 @@ NAMED: dict[str, Scenario] = {s.name: s for s in (
     Scenario("crash-then-steer", _callers(0.0, 0.5, 6.0, 6.5),
              (HandlerPlan(steps=(1.0, 1.0, 1.0), honours=False, crash_at=1), LONG_IGNORING, HONOUR, HONOUR),
              notes="after a crash, new callers steer the recovered chain"),
+    Scenario("crash-in-steered-turn", _callers(0.0, 0.5, 0.7, 9.0),
+             (HONOUR, HandlerPlan(steps=(1.0, 1.0, 1.0), honours=False, crash_at=1), HONOUR, HONOUR),
+             notes="the process crashes during a turn promoted from the queue, with an input still queued behind it"),
     Scenario("restart-race", _callers(0.0, 0.5, 2.5, 3.0),
              (HandlerPlan(steps=(1.0, 1.0, 1.0), honours=False, crash_at=1), HONOUR, HONOUR, HONOUR),
              provider_yields=True,
-             notes="inputs due while the process is down are sent as it restarts, racing its recovery scan"),
+             notes="inputs due while the process is down are sent once the new lifetime serves, racing the "
+                   "turns its recovery scan started"),
+    Scenario("restart-race-early-start", _callers(0.0, 0.5, 2.5, 3.0),
+             (HandlerPlan(steps=(1.0, 1.0, 1.0), honours=False, crash_at=1), HONOUR, HONOUR, HONOUR),
+             provider_yields=True, early_start=True,
+             notes="as restart-race, but the inputs are sent while startup() and its recovery scan still run "
+                   "(outside AgentServerHost, which serves only after startup())"),
     Scenario("graceful-shutdown", _callers(0.0, 0.5, 0.6, 12.0), (LONG_IGNORING, HONOUR, HONOUR, HONOUR),
              shutdown_at=1.5, notes="a shutdown while a turn runs with two inputs queued; the handler "
              "exits for recovery and the next lifetime resumes the chain"),
@@ -114,8 +143,26 @@ NAMED: dict[str, Scenario] = {s.name: s for s in (
              notes="a concurrent start() on a non-steerable chain is refused"),
     Scenario("back-to-back", _callers(0.0, 2.0, 2.0, 2.0), (HONOUR, HONOUR, HONOUR, HONOUR),
              notes="inputs arrive exactly when the running turn ends"),
-    Scenario("remote-store", _callers(0.0, 0.5, 0.7, 2.0), (HONOUR, HandlerPlan(ending="raise"), HONOUR, HONOUR),
-             provider_yields=True, notes="every store call suspends, as a remote store's would"),
+    Scenario("remote-store", _callers(0.0, 0.5, 0.7, 2.0, 0.0, c4={"after": 0}),
+             (HONOUR, HandlerPlan(ending="raise"), HONOUR, HONOUR, HONOUR),
+             provider_yields=True, notes="every store call takes the latency of a remote store's; the first "
+             "caller sends its next message as soon as its reply arrives"),
+    Scenario("remote-store-fixed-times", _callers(0.0, 0.5, 0.7, 2.0),
+             (HONOUR, HandlerPlan(ending="raise"), HONOUR, HONOUR), provider_yields=True,
+             notes="as remote-store, but every caller calls at a fixed time; only at zero latency do those "
+                   "times coincide with the ends of turns"),
+    Scenario("responses-steer", _callers(0.0, 0.5, 0.7, c1={"precondition": LATEST}, c2={"precondition": LATEST}),
+             (HONOUR, HONOUR, HONOUR), surface="responses",
+             notes="POSTs with previous_response_id naming the latest response land on a running turn"),
+    Scenario("responses-fork", _callers(0.0, 0.5, 0.7, c1={"precondition": LATEST}, c2={"precondition": STALE}),
+             (LONG_IGNORING, HONOUR, HONOUR), surface="responses",
+             notes="a POST whose previous_response_id is not the conversation's most recent response"),
+    Scenario("responses-full-queue",
+             _callers(0.0, *(0.1 + 0.01 * k for k in range(10)), 1.5,
+                      **{f"c{k}": {"precondition": LATEST} for k in range(1, 12)}),
+             (HandlerPlan(steps=(1.0,), honours=False),), surface="responses",
+             notes="nine POSTs queue behind a turn, a tenth finds the queue full, and one accepted after the queue "
+                   "moved queues behind the survivors"),
     Scenario("remote-store-raise", _callers(0.0, 0.5, 2.0, 2.0), (HandlerPlan(ending="raise"), IGNORE, IGNORE, IGNORE),
              provider_yields=True, notes="a remote store while a turn raises and new inputs arrive"),
 )}

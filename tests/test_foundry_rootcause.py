@@ -1,0 +1,165 @@
+"""Root causes of the real package's findings: each known cause's standalone reproduction still
+reproduces on plain asyncio (and stops reproducing once the package's mistake is patched out), the
+grouping names the cause on the stand-in chain's planted race and on nothing in the faithful one, and
+`conform foundry` reaches the causes through its scenarios."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from models.foundry.explore import Explorer, sampled_plan
+from models.foundry.rootcause import CAUSES, REPRO_DIR, group
+from tests.test_foundry_conform import StandIn
+
+SCRIPT_TIMEOUT_S = 120
+SCRIPT_ENV = {"FOUNDRY_HOSTING_ENVIRONMENT": "", "AZURE_AI_AGENTSERVER_DISABLE_EXPERIMENTAL_WARNING": "true"}
+
+# The package's mistake patched out, for the causes whose fix is a few lines: the reproduction must
+# then exit 0, which shows that its check can pass.
+FIXES = {
+    "orphan-future-after-queue-full": """
+from azure.ai.agentserver.core.tasks._decorator import Task
+_append = Task._append_steering_input
+async def _append_or_forget(self, manager, *, task_id, **kwargs):
+    try:
+        return await _append(self, manager, task_id=task_id, **kwargs)
+    except BaseException:
+        manager._pending_steering_futures.get(task_id, [None]).pop()
+        raise
+Task._append_steering_input = _append_or_forget
+""",
+    "queued-cancel-keeps-pending-count": """
+from azure.ai.agentserver.core.tasks._manager import TaskManager
+_cancel = TaskManager._cancel_queued_steering_input
+async def _cancel_and_recount(self, *, task_id, **kwargs):
+    await _cancel(self, task_id=task_id, **kwargs)
+    active, info = self._active_tasks.get(task_id), await self.provider.get(task_id)
+    if active is not None and info is not None:
+        active._pending_input_count = len(((info.payload or {}).get("steering") or {}).get("pending_inputs") or [])
+TaskManager._cancel_queued_steering_input = _cancel_and_recount
+""",
+    "resumed-run-input-id-is-task-id": """
+from azure.ai.agentserver.core.tasks._decorator import Task
+_start = Task._lifecycle_start_inner
+async def _start_with_input_id(self, *, input_id=None, **kwargs):
+    run = await _start(self, input_id=input_id, **kwargs)
+    if input_id is not None:
+        run.input_id = input_id
+    return run
+Task._lifecycle_start_inner = _start_with_input_id
+""",
+}
+
+
+def run_script(script: Path, prelude: str = "") -> subprocess.CompletedProcess:
+    code = f"{prelude}\nimport runpy\nrunpy.run_path({str(script)!r}, run_name='__main__')"
+    env = {**os.environ, **SCRIPT_ENV}
+    env.pop("FOUNDRY_HOSTING_ENVIRONMENT")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=SCRIPT_TIMEOUT_S,
+                          env=env, cwd=script.parent)
+
+
+real = pytest.importorskip("models.foundry.real")
+
+
+def test_every_cause_has_its_reproduction():
+    assert sorted(p.name for p in REPRO_DIR.glob("*.py")) == sorted(c.script.name for c in CAUSES)
+
+
+# reproductions that crash a child process and recover in a second one take several seconds each
+CRASHING = {"recovered-steered-turn-loses-input", "futures-bound-by-position", "recovered-turn-pending-count-is-zero"}
+
+
+@pytest.mark.parametrize("cause", [pytest.param(c, id=c.key, marks=[pytest.mark.slow] if c.key in CRASHING else [])
+                                   for c in CAUSES])
+def test_the_reproduction_still_reproduces_on_plain_asyncio(cause):
+    done = run_script(cause.script)
+    assert done.returncode == 1, f"{cause.script.name} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
+    assert "steersim" not in cause.script.read_text().replace("steersim-", "")
+
+
+@pytest.mark.parametrize("key", sorted(FIXES))
+def test_the_reproduction_passes_once_the_mistake_is_patched_out(key):
+    cause = next(c for c in CAUSES if c.key == key)
+    done = run_script(cause.script, FIXES[key])
+    assert done.returncode == 0, f"{cause.script.name} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
+
+
+# ---------------------------------------------------------------------- grouping, on the stand-in
+def test_the_planted_race_is_one_root_cause_the_two_turns_one():
+    exploration = Explorer(StandIn(racy=True)).explore(sampled_plan(["remote-store"], seed=0, fresh=False), 60)
+    groups = group(exploration)
+    named = [g for g in groups if g.cause is not None]
+    assert [g.cause.key for g in named] == ["second-turn-after-failed-turn"]
+    assert any(f.finding.property == "one-active-turn" for f in named[0].members)
+    assert sum(len(g.members) for g in groups) == len(exploration.found)
+
+
+def test_a_faithful_chain_shows_no_cause():
+    exploration = Explorer(StandIn()).explore(sampled_plan(["remote-store", "raise-then-follow-up"], seed=0,
+                                                           fresh=False), 30)
+    assert not exploration.found and not group(exploration)
+
+
+# ---------------------------------------------------------------------- the real package
+def test_conform_reaches_both_causes_and_writes_their_scripts_next_to_the_report(tmp_path):
+    from models.foundry.conform import main
+
+    out, reports = tmp_path / "found.json", tmp_path / "reports"
+    code = main(["--scenario", "refusal-then-steer", "--scenario", "raise-then-follow-up", "--runs", "4",
+                 "--per-scenario", "2", "--shrink-budget", "2", "--json", str(out), "--report", str(reports),
+                 "--quiet"])
+    assert code == 1
+    doc = json.loads(out.read_text())
+    causes = {c["cause"] for c in doc["root_causes"]}
+    assert {"orphan-future-after-queue-full", "second-turn-after-failed-turn"} <= causes
+    for cause in doc["root_causes"]:
+        if cause["cause"] is not None:
+            name = cause["reproduction_script"]
+            assert (reports / name).read_text() == (REPRO_DIR / name).read_text()
+            assert list(reports.glob(f"*-{cause['cause']}.md"))
+    assert all(isinstance(f["root_cause"], int) for f in doc["findings"])
+
+
+@pytest.mark.slow
+def test_conform_at_its_defaults_reports_both_causes(tmp_path):
+    from models.foundry.conform import main
+
+    out = tmp_path / "found.json"
+    assert main(["--json", str(out), "--quiet"]) == 1
+    causes = {c["cause"] for c in json.loads(out.read_text())["root_causes"]}
+    assert {"orphan-future-after-queue-full", "second-turn-after-failed-turn"} <= causes
+
+
+def test_the_responses_host_answers_as_the_model_but_for_the_full_queue(tmp_path):
+    from models.foundry.conform import main
+
+    out = tmp_path / "responses.json"
+    code = main(["--scenario", "responses-steer", "--scenario", "responses-fork", "--scenario", "responses-full-queue",
+                 "--runs", "6", "--per-scenario", "2", "--shrink-budget", "2", "--json", str(out), "--quiet"])
+    doc = json.loads(out.read_text())
+    assert code == 1
+    assert [c["cause"] for c in doc["root_causes"]] == ["steering-queue-full-answers-500"]
+    replies = [s["event"] for f in doc["findings"] for s in f["steps"] if s["event"]["name"] == "http.response"]
+    assert {r["data"]["status"] for r in replies} >= {200, 500}
+
+
+@pytest.mark.parametrize(("scenario", "cause"), [
+    ("queued-cancel", "queued-cancel-keeps-pending-count"),
+    ("cancel-after-promotion", "cancel-after-promotion-drops-outcome"),
+    ("crash-in-steered-turn", "recovered-steered-turn-loses-input"),
+    ("crash-recovery", "futures-bound-by-position"),
+    ("crash-recovery", "recovered-turn-pending-count-is-zero"),
+    ("non-steerable", "resumed-run-input-id-is-task-id"),
+    ("steer-honoured", "ctx-input-id-is-last-input-id"),
+])
+def test_each_named_cause_is_reached_by_its_scenario(scenario, cause):
+    exploration = Explorer(real.FoundryPackage()).explore(sampled_plan([scenario], seed=0, fresh=False), 3)
+    named = {g.cause.key for g in group(exploration) if g.cause is not None}
+    assert cause in named, f"{scenario} showed {sorted(named)} and {sorted(exploration.found)}"
