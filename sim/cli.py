@@ -2,7 +2,7 @@
 
 Exit codes: 0 every property holds; 1 a property is violated or a `sometimes` was never reached;
 2 bad usage or bad input (one line naming the problem and the fix); 3 incomplete (a limit was hit
-before any violation).
+before any violation); 130 interrupted (Ctrl-C: the partial report was written, `sim.interrupts`).
 """
 
 from __future__ import annotations
@@ -149,7 +149,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
             shrunk_at, shrunk = shrink_file(report.first_trace)
             print(f"shrunk counterexample: {len(shrunk.steps)} steps, trace {shrunk_at}")
-    print(f"wall time {time.monotonic() - started:.2f} s", file=sys.stderr)
+    if report.exit_code != EXIT_INTERRUPTED:
+        print(f"wall time {time.monotonic() - started:.2f} s", file=sys.stderr)
     if args.json:
         from sim.reports import write_json
 
@@ -192,21 +193,22 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_ci(args: argparse.Namespace) -> int:
-    from sim.ci import load_matrix, matrix_json, matrix_junit, run_matrix
+    from sim.ci import failures, load_matrix, matrix_json, matrix_junit, matrix_status, run_matrix
+    from sim.interrupts import INTERRUPTED
 
     outcomes = run_matrix(load_matrix(args.config))
-    failed = sum(1 for o in outcomes if not o.passed)
-    print(f"{'fail' if failed else 'pass'}: {len(outcomes) - failed} of {len(outcomes)} checks as expected, "
-          f"{sum(o.seconds for o in outcomes):.1f} s")
+    failed, passed = failures(outcomes), sum(o.passed for o in outcomes)
+    status = matrix_status(outcomes)
+    print(f"{status}: {passed} of {len(outcomes)} checks as expected, {sum(o.seconds for o in outcomes):.1f} s")
     # the plain closing line test runners print, so that CI logs read it like any test run
-    print(f"ci: {len(outcomes) - failed} passed, {failed} failed")
+    print(f"ci: {passed} passed, {failed} failed")
     if args.json:
         from sim.reports import write_json
 
         write_json(args.json, matrix_json(args.config, outcomes))
     if args.junit:
         Path(args.junit).write_text(matrix_junit(outcomes))
-    return EXIT_VIOLATION if failed else EXIT_OK
+    return {INTERRUPTED: EXIT_INTERRUPTED, "fail": EXIT_VIOLATION}.get(status, EXIT_OK)
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
@@ -312,15 +314,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command. Ctrl-C, caught by the command's own loop (a partial report) or anywhere else,
+    ends in the same one line and exit code."""
     try:
         args = build_parser().parse_args(argv)
-        return args.run(args)
+        code = args.run(args)
     except UsageError as bad:
         print(f"steersim: error: {bad}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        print("steersim: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        code = EXIT_INTERRUPTED
+    if code == EXIT_INTERRUPTED:
+        print("steersim: interrupted (Ctrl-C)", file=sys.stderr)
+    return code
 
 
 if __name__ == "__main__":

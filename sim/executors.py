@@ -5,6 +5,8 @@ seeds ran. An executor here only has to give back every seed's `RunVerdict`: it 
 chunks (one task per chunk, never one per seed, so that scheduling costs little next to simulating), and
 each worker rebuilds the simulator from a small picklable `SweepRecipe` once and reuses it for every
 chunk it gets. This module is an outer ring: it imports Dask only when a Dask executor is asked for.
+Ctrl-C keeps the chunks finished so far (`interrupted` is then set) and `close` stops every worker
+(`sim.interrupts`): local workers ignore it and are terminated, a Dask cluster is cancelled and closed.
 
 Swarm testing (as in FoundationDB's simulator and Hypothesis): with `swarm`, each seed also turns off a
 random subset of the environment's action kinds for its whole run, so that runs explore corners a
@@ -18,19 +20,21 @@ steer never resolved) is a real finding, not an artefact of the subset.
 from __future__ import annotations
 
 import json
+import logging
 import math
 from collections import deque
-from collections.abc import Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from sim.errors import UsageError
+from sim.interrupts import collect, worker_pool
 from sim.model import Action, Model
 from sim.product import Product
 from sim.registry import get_model_spec
@@ -179,22 +183,30 @@ def chunk_seeds(seeds: Sequence[int], workers: int, chunk_size: int | None = Non
 
 class SeedExecutor:
     """Base of the executors: `executor(seeds) -> verdicts`, the call `run_sweep` makes. Subclasses say
-    how a list of chunks is mapped; the swarm subsets of the last call are kept in `swarm_subsets`."""
+    how chunks are run (`chunk_results`, as each finishes); the swarm subsets of the last call are kept in
+    `swarm_subsets`, and `interrupted` says whether Ctrl-C cut it short. In this process a chunk is one
+    seed, so that Ctrl-C loses no finished run (there is no scheduling cost to save)."""
 
     workers = 1
+    default_chunk_size: int | None = 1  # None: about CHUNKS_PER_WORKER chunks per worker
 
     def __init__(self, recipe: SweepRecipe, chunk_size: int | None = None) -> None:
         self.recipe = recipe
         self.chunk_size = chunk_size
         self.swarm_subsets: dict[int, Swarm] = {}
+        self.interrupted = False
 
-    def map_chunks(self, chunks: list[Sequence[int]]) -> list[ChunkResult]:
-        return [run_chunk(self.recipe, chunk) for chunk in chunks]
+    def chunks(self, seeds: Sequence[int]) -> list[Sequence[int]]:
+        return chunk_seeds(seeds, self.workers, self.chunk_size or self.default_chunk_size)
+
+    def chunk_results(self, chunks: list[Sequence[int]]) -> Iterator[ChunkResult]:
+        return (run_chunk(self.recipe, chunk) for chunk in chunks)
 
     def __call__(self, seeds: Sequence[int]) -> list[RunVerdict]:
         verdicts: list[RunVerdict] = []
         self.swarm_subsets = {}
-        for chunk_verdicts, subsets in self.map_chunks(chunk_seeds(seeds, self.workers, self.chunk_size)):
+        results, self.interrupted = collect(self.chunk_results(self.chunks(seeds)))
+        for chunk_verdicts, subsets in results:
             verdicts.extend(chunk_verdicts)
             self.swarm_subsets.update((v.seed, s) for v, s in zip(chunk_verdicts, subsets, strict=False))
         return verdicts
@@ -204,23 +216,28 @@ class SeedExecutor:
 
 
 class ProcessExecutor(SeedExecutor):
-    """Chunks on a pool of local worker processes."""
+    """Chunks on a pool of local worker processes (`sim.interrupts.worker_pool`)."""
+
+    default_chunk_size = None
 
     def __init__(self, recipe: SweepRecipe, workers: int, chunk_size: int | None = None) -> None:
         super().__init__(recipe, chunk_size)
         self.workers = workers
-        self._pool = ProcessPoolExecutor(max_workers=workers)
+        self._stack = ExitStack()
+        self._pool = self._stack.enter_context(worker_pool(workers))
 
-    def map_chunks(self, chunks: list[Sequence[int]]) -> list[ChunkResult]:
-        return list(self._pool.map(run_chunk, [self.recipe] * len(chunks), chunks))
+    def chunk_results(self, chunks: list[Sequence[int]]) -> Iterator[ChunkResult]:
+        return self._pool.imap(partial(run_chunk, self.recipe), chunks)
 
     def close(self) -> None:
-        self._pool.shutdown()
+        self._stack.close()
 
 
 class DaskExecutor(SeedExecutor):
     """Chunks on a Dask distributed cluster: `address` of a running scheduler, or "local" for a
     LocalCluster of two worker processes started (and stopped by `close`) here."""
+
+    default_chunk_size = None
 
     def __init__(self, recipe: SweepRecipe, address: str, chunk_size: int | None = None,
                  connect_timeout: float = 20.0) -> None:
@@ -232,8 +249,13 @@ class DaskExecutor(SeedExecutor):
         self._cluster = None
         if address == "local":
             self._cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                         dashboard_address=None)
-            self._client = Client(self._cluster)
+                                         dashboard_address=None, preload=["sim.interrupts"],
+                                         silence_logs=logging.ERROR)  # closing mid-task warns; that is not news
+            try:
+                self._client = Client(self._cluster)
+            except BaseException:  # Ctrl-C while connecting: the cluster started here must not stay up
+                self._cluster.close()
+                raise
         else:
             try:
                 self._client = Client(address, timeout=connect_timeout)
@@ -241,12 +263,17 @@ class DaskExecutor(SeedExecutor):
                 raise UsageError(f"--dask {address}: cannot reach a Dask scheduler there ({unreachable}); "
                                  "give tcp://HOST:PORT of a running scheduler, or `local`") from None
         self.workers = max(1, len(self._client.scheduler_info().get("workers", {})))
+        self._futures: list[Any] = []
 
-    def map_chunks(self, chunks: list[Sequence[int]]) -> list[ChunkResult]:
-        futures = self._client.map(run_chunk, [self.recipe] * len(chunks), [list(c) for c in chunks], pure=False)
-        return self._client.gather(futures)
+    def chunk_results(self, chunks: list[Sequence[int]]) -> Iterator[ChunkResult]:
+        from dask.distributed import as_completed
+
+        self._futures = self._client.map(run_chunk, [self.recipe] * len(chunks), [list(c) for c in chunks],
+                                         pure=False)
+        return (future.result() for future in as_completed(self._futures))
 
     def close(self) -> None:
+        self._client.cancel(self._futures)
         self._client.close()
         if self._cluster is not None:
             self._cluster.close()
@@ -280,8 +307,9 @@ def sweep(model: str, params: Mapping[str, Any], bug: str | None, seeds: Sequenc
     finally:
         executor.close()
     if swarm:
-        report.extra["swarm"] = [{"seed": seed, "disabled": list(executor.swarm_subsets[seed])} for seed in seeds]
-        if report.first_seed is not None and out is not None:
+        report.extra["swarm"] = [{"seed": v.seed, "disabled": list(executor.swarm_subsets[v.seed])}
+                                 for v in report.verdicts]
+        if report.first_seed is not None and out is not None and not report.interrupted:
             report.first_trace = str(_record_swarm_run(recipe, report.first_seed, out))
     return report
 
