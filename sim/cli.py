@@ -130,6 +130,11 @@ def _progress_line(info: dict[str, Any]) -> None:
           f"queue {info['queue']:,}  depth {info['depth']}  rate {info['rate']:,.0f}/s", file=sys.stderr, flush=True)
 
 
+def _sweep_progress_line(info: dict[str, Any]) -> None:
+    print(f"progress: {info['seconds']:7.1f} s  runs {info['runs']:,} of {info['seeds']:,}", file=sys.stderr,
+          flush=True)
+
+
 def cmd_simulate(args: argparse.Namespace) -> int:
     from sim.executors import sweep
 
@@ -138,7 +143,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     started = time.monotonic()
     report = sweep(spec.name, params, args.bug, seeds, timing_file=args.timing, max_steps=args.max_steps,
                    max_time=args.max_time, out=Path(args.out), workers=args.workers, dask=args.dask,
-                   swarm=args.swarm)
+                   swarm=args.swarm, progress=None if args.quiet else _sweep_progress_line)
     print(report.summary_line())
     for line in report.property_lines():
         print(line)
@@ -274,6 +279,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dask", metavar="ADDRESS|local", help="run on a Dask scheduler, or `local` for a 2-worker cluster")
     p.add_argument("--swarm", action="store_true", help="each seed also turns off a random subset of environment kinds")
     p.add_argument("--shrink", action="store_true", help="also write a shrunk copy of the first counterexample")
+    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(run=cmd_simulate)
 
     p = sub.add_parser("replay", help="re-execute a trace and name the first step that differs")

@@ -22,8 +22,9 @@ from __future__ import annotations
 import json
 import logging
 import math
+import time
 from collections import deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
@@ -46,6 +47,7 @@ SWARM_STREAM = 0x5357_524D  # spawn-key tag of the swarm streams, so they never 
 CHUNKS_PER_WORKER = 8  # enough chunks to balance uneven runs, few enough that scheduling stays cheap
 MAX_CHUNK = 2_000
 SWARM_DISCOVERY_STATES = 5_000  # states looked at to find the kinds swarm testing may turn off
+PROGRESS_INTERVAL = 1.0  # seconds between progress reports of a sweep
 
 Swarm = tuple[str, ...]  # the kinds one run turned off, in name order
 ChunkResult = tuple[list[RunVerdict], list[Swarm]]
@@ -183,33 +185,47 @@ def chunk_seeds(seeds: Sequence[int], workers: int, chunk_size: int | None = Non
 
 class SeedExecutor:
     """Base of the executors: `executor(seeds) -> verdicts`, the call `run_sweep` makes. Subclasses say
-    how chunks are run (`chunk_results`, as each finishes); the swarm subsets of the last call are kept in
-    `swarm_subsets`, and `interrupted` says whether Ctrl-C cut it short. In this process a chunk is one
-    seed, so that Ctrl-C loses no finished run (there is no scheduling cost to save)."""
+    how seeds are chunked and chunks run (`chunk_results`, as each finishes); the swarm subsets of the
+    last call are kept in `swarm_subsets`, and `interrupted` says whether Ctrl-C cut it short. In this
+    process a chunk is one seed, so that Ctrl-C loses no finished run (there is no scheduling cost to
+    save)."""
 
     workers = 1
-    default_chunk_size: int | None = 1  # None: about CHUNKS_PER_WORKER chunks per worker
 
     def __init__(self, recipe: SweepRecipe, chunk_size: int | None = None) -> None:
         self.recipe = recipe
         self.chunk_size = chunk_size
         self.swarm_subsets: dict[int, Swarm] = {}
         self.interrupted = False
+        self.progress: Callable[[dict[str, Any]], None] | None = None
 
-    def chunks(self, seeds: Sequence[int]) -> list[Sequence[int]]:
-        return chunk_seeds(seeds, self.workers, self.chunk_size or self.default_chunk_size)
+    def chunks(self, seeds: Sequence[int]) -> Iterable[Sequence[int]]:
+        if self.chunk_size is None:  # one seed at a time, each made when it is run
+            return (seeds[i : i + 1] for i in range(len(seeds)))
+        return chunk_seeds(seeds, self.workers, self.chunk_size)
 
-    def chunk_results(self, chunks: list[Sequence[int]]) -> Iterator[ChunkResult]:
+    def chunk_results(self, chunks: Iterable[Sequence[int]]) -> Iterator[ChunkResult]:
         return (run_chunk(self.recipe, chunk) for chunk in chunks)
 
     def __call__(self, seeds: Sequence[int]) -> list[RunVerdict]:
         verdicts: list[RunVerdict] = []
         self.swarm_subsets = {}
-        results, self.interrupted = collect(self.chunk_results(self.chunks(seeds)))
+        results, self.interrupted = collect(self._reported(self.chunk_results(self.chunks(seeds)), len(seeds)))
         for chunk_verdicts, subsets in results:
             verdicts.extend(chunk_verdicts)
             self.swarm_subsets.update((v.seed, s) for v, s in zip(chunk_verdicts, subsets, strict=False))
         return verdicts
+
+    def _reported(self, results: Iterator[ChunkResult], seeds: int) -> Iterator[ChunkResult]:
+        """`results`, telling `progress` how many runs are done at most once per PROGRESS_INTERVAL."""
+        started = time.monotonic()
+        next_report, runs = started + PROGRESS_INTERVAL, 0
+        for result in results:
+            runs += len(result[0])
+            yield result
+            if self.progress is not None and time.monotonic() >= next_report:
+                next_report = time.monotonic() + PROGRESS_INTERVAL
+                self.progress({"seconds": time.monotonic() - started, "runs": runs, "seeds": seeds})
 
     def close(self) -> None:
         """Release workers or cluster connections (nothing to release in-process)."""
@@ -218,15 +234,16 @@ class SeedExecutor:
 class ProcessExecutor(SeedExecutor):
     """Chunks on a pool of local worker processes (`sim.interrupts.worker_pool`)."""
 
-    default_chunk_size = None
-
     def __init__(self, recipe: SweepRecipe, workers: int, chunk_size: int | None = None) -> None:
         super().__init__(recipe, chunk_size)
         self.workers = workers
         self._stack = ExitStack()
         self._pool = self._stack.enter_context(worker_pool(workers))
 
-    def chunk_results(self, chunks: list[Sequence[int]]) -> Iterator[ChunkResult]:
+    def chunks(self, seeds: Sequence[int]) -> Iterable[Sequence[int]]:
+        return chunk_seeds(seeds, self.workers, self.chunk_size)
+
+    def chunk_results(self, chunks: Iterable[Sequence[int]]) -> Iterator[ChunkResult]:
         return self._pool.imap(partial(run_chunk, self.recipe), chunks)
 
     def close(self) -> None:
@@ -236,8 +253,6 @@ class ProcessExecutor(SeedExecutor):
 class DaskExecutor(SeedExecutor):
     """Chunks on a Dask distributed cluster: `address` of a running scheduler, or "local" for a
     LocalCluster of two worker processes started (and stopped by `close`) here."""
-
-    default_chunk_size = None
 
     def __init__(self, recipe: SweepRecipe, address: str, chunk_size: int | None = None,
                  connect_timeout: float = 20.0) -> None:
@@ -265,7 +280,10 @@ class DaskExecutor(SeedExecutor):
         self.workers = max(1, len(self._client.scheduler_info().get("workers", {})))
         self._futures: list[Any] = []
 
-    def chunk_results(self, chunks: list[Sequence[int]]) -> Iterator[ChunkResult]:
+    def chunks(self, seeds: Sequence[int]) -> Iterable[Sequence[int]]:
+        return chunk_seeds(seeds, self.workers, self.chunk_size)
+
+    def chunk_results(self, chunks: Iterable[Sequence[int]]) -> Iterator[ChunkResult]:
         from dask.distributed import as_completed
 
         self._futures = self._client.map(run_chunk, [self.recipe] * len(chunks), [list(c) for c in chunks],
@@ -273,6 +291,8 @@ class DaskExecutor(SeedExecutor):
         return (future.result() for future in as_completed(self._futures))
 
     def close(self) -> None:
+        if self.interrupted:  # tasks torn down mid-flight log errors that tell the user nothing new
+            logging.getLogger("distributed").setLevel(logging.CRITICAL)
         self._client.cancel(self._futures)
         self._client.close()
         if self._cluster is not None:
@@ -293,14 +313,16 @@ def make_executor(recipe: SweepRecipe, workers: int = 1, dask: str | None = None
 def sweep(model: str, params: Mapping[str, Any], bug: str | None, seeds: Sequence[int],
           timing_file: str | None = None, max_steps: int = 10_000, max_time: float | None = None,
           out: Path | None = None, workers: int = 1, dask: str | None = None, swarm: bool = False,
-          chunk_size: int | None = None) -> SweepReport:
+          chunk_size: int | None = None, progress: Callable[[dict[str, Any]], None] | None = None) -> SweepReport:
     """`run_sweep` of a registered model on the executor chosen by `workers`/`dask`. The report is the
     same whatever runs the seeds. With `swarm` it also lists, per run, the kinds that run turned off,
-    and the first counterexample's trace is recorded with that run's kinds turned off."""
+    and the first counterexample's trace is recorded with that run's kinds turned off. `progress`, if
+    given, hears how many runs are done about once a second."""
     inner = get_model_spec(model).build(params, bug)
     timing = TimingProfile.from_file(timing_file) if timing_file else TimingProfile.from_mapping(inner.default_timing())
     recipe = SweepRecipe.create(model, params, bug, timing, max_steps, max_time, swarm)
     executor = make_executor(recipe, workers, dask, chunk_size)
+    executor.progress = progress
     try:
         report = run_sweep(model, params, bug, inner, seeds, timing_file=timing_file, max_steps=max_steps,
                            max_time=max_time, out=None if swarm else out, executor=executor)

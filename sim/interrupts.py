@@ -42,8 +42,8 @@ def init_worker() -> None:
 
 
 def dask_setup(worker: object) -> None:
-    """Dask's preload hook, run in each worker a cluster started here (`preload=["sim.interrupts"]`):
-    a Dask worker ignores Ctrl-C like any other; closing the cluster stops it."""
+    """Dask's preload hook, run in each worker of a cluster started here (`preload=["sim.interrupts"]`):
+    a Dask worker ignores Ctrl-C like any other worker; closing the cluster stops it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 

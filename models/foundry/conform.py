@@ -17,7 +17,7 @@ from models.foundry.explore import Exploration, Explorer, Found, RunSpec, exhaus
 from models.foundry.report import document, lines, write_reports
 from models.foundry.runner import ChainSystem
 from models.foundry.scenarios import NAMED, scenario_named
-from sim.errors import ArgumentParser, UsageError
+from sim.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION, ArgumentParser, UsageError
 
 STRATEGIES = ("mix", "random", "pct", "exhaustive")
 
@@ -59,15 +59,18 @@ def conform(system: ChainSystem, args: argparse.Namespace) -> int:
         return replay_one(system, scenarios, args.schedule)
     explorer = Explorer(system, report=None if args.quiet else _announce)
     exploration = explorer.explore(plan(args, scenarios), args.runs, args.max_seconds)
-    for found in exploration.found.values():
-        explorer.shrink(found, args.shrink_budget)
+    if not exploration.interrupted:  # after Ctrl-C the user wants the findings as found, now
+        for found in exploration.found.values():
+            explorer.shrink(found, args.shrink_budget)
     summarise(exploration)
     target = system.target()
     if args.json_file:
         Path(args.json_file).write_text(json.dumps(document(exploration, target), indent=2, default=str) + "\n")
     if args.report:
         write_reports(Path(args.report), exploration, target)
-    return 1 if exploration.found else 0
+    if exploration.interrupted:
+        return EXIT_INTERRUPTED
+    return EXIT_VIOLATION if exploration.found else EXIT_OK
 
 
 def plan(args: argparse.Namespace, scenarios: list[str]):
@@ -101,7 +104,8 @@ def _announce(found: Found) -> None:
 
 def summarise(exploration: Exploration) -> None:
     ends = ", ".join(f"{k} {v}" for k, v in sorted(exploration.ends.items()))
-    print(f"foundry conformance: {exploration.runs} interleavings in {exploration.seconds:.1f} s ({ends}); "
+    print(f"foundry conformance{' (interrupted)' if exploration.interrupted else ''}: "
+          f"{exploration.runs} interleavings in {exploration.seconds:.1f} s ({ends}); "
           f"{len(exploration.found)} distinct findings")
     for found in exploration.found.values():
         print("\n".join(lines(found)))

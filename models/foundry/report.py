@@ -13,6 +13,7 @@ from models.foundry.judge import Finding, model_params
 from models.foundry.runner import Recording
 from models.foundry.scenarios import scenario_named
 from models.foundry.spec import SPEC
+from sim.interrupts import INTERRUPTED
 from sim.monitors import CORE_MONITORS
 from sim.trace import make_trace, write_trace
 
@@ -63,7 +64,8 @@ def finding_json(found: Found) -> dict[str, Any]:
 
 
 def document(exploration: Exploration, target: dict[str, str]) -> dict[str, Any]:
-    return {"system": "foundry", "target": target, "runs": exploration.runs,
+    status = INTERRUPTED if exploration.interrupted else "violation" if exploration.found else "ok"
+    return {"system": "foundry", "target": target, "status": status, "runs": exploration.runs,
             "seconds": round(exploration.seconds, 3), "ends": exploration.ends,
             "findings": [finding_json(found) for found in exploration.found.values()]}
 

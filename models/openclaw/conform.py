@@ -13,13 +13,14 @@ import json
 import os
 import time
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from models.openclaw import driver, scenarios
 from models.openclaw.judge import Finding, judge
-from sim.errors import ArgumentParser, UsageError
+from sim.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION, ArgumentParser, UsageError
+from sim.interrupts import INTERRUPTED, collect, worker_pool
 
 DEFAULT_KNOBS = scenarios.Knobs()
 
@@ -54,8 +55,11 @@ def run_part(target: driver.Target, max_steers: int, labels: frozenset[str],
     return len(chosen), [f for scenario, result in zip(chosen, results, strict=True) for f in judge(scenario, result)]
 
 
-def run_all(target: driver.Target, max_steers: int, names: Sequence[str], jobs: int) -> tuple[int, list[Finding]]:
-    """Split the knob settings over `jobs` worker processes, each generating, driving and judging its share."""
+def run_all(target: driver.Target, max_steers: int, names: Sequence[str],
+            jobs: int) -> tuple[int, list[Finding], bool]:
+    """Split the knob settings over `jobs` worker processes, each generating, driving and judging its share.
+    Returns how many ran, the findings, and whether Ctrl-C cut it short (`sim.interrupts`: the parts
+    finished are kept, the workers and their drivers are stopped)."""
     labels = sorted({k.label() for k in scenarios.knob_grid()})
     wanted = frozenset(names)
     if wanted:
@@ -64,16 +68,16 @@ def run_all(target: driver.Target, max_steers: int, names: Sequence[str], jobs: 
             raise UsageError(f"unknown scenario {unknown[0]!r}; copy a name from a finding's reproduce.scenario")
         labels = sorted({n.split("/", 1)[0] for n in wanted})
     parts = [frozenset(labels[k::jobs]) for k in range(min(jobs, len(labels)))]
+    part = partial(run_part, target, max_steers, names=wanted)
     if len(parts) == 1:
-        outcomes = [run_part(target, max_steers, parts[0], wanted)]
+        outcomes, interrupted = collect(map(part, parts))
     else:
-        with ProcessPoolExecutor(max_workers=len(parts)) as pool:
-            outcomes = list(pool.map(run_part, [target] * len(parts), [max_steers] * len(parts), parts,
-                                     [wanted] * len(parts)))
+        with worker_pool(len(parts)) as pool:
+            outcomes, interrupted = collect(pool.imap(part, parts))
     runs = sum(count for count, _ in outcomes)
-    if wanted and runs < len(wanted):
+    if wanted and runs < len(wanted) and not interrupted:
         raise UsageError("unknown scenario among --scenario names; copy a name from a finding's reproduce.scenario")
-    return runs, [f for _, found in outcomes for f in found]
+    return runs, [f for _, found in outcomes for f in found], interrupted
 
 
 def group(findings: list[Finding]) -> list[Finding]:
@@ -138,11 +142,12 @@ def main(argv: Sequence[str]) -> int:
     args = parse_args(argv)
     started = time.monotonic()
     target = driver.find_target(args.package_dir)
-    runs, found = run_all(target, args.steers, args.scenario, args.jobs)
+    runs, found, interrupted = run_all(target, args.steers, args.scenario, args.jobs)
     findings = group(found)
     report = {
         "system": "openclaw",
         "target": target.to_json(),
+        "status": INTERRUPTED if interrupted else "violation" if findings else "ok",
         "runs": runs,
         "seconds": round(time.monotonic() - started, 2),
         "findings": [finding_json(f, target) for f in findings],
@@ -156,4 +161,6 @@ def main(argv: Sequence[str]) -> int:
     for f in findings:
         print(f"  [{f.kind}] {f.property} x{len(f.scenarios)}: {f.summary[:160]}")
         print(f"      reproduce: --scenario '{f.scenario.name}'")
-    return 1 if findings else 0
+    if interrupted:
+        return EXIT_INTERRUPTED
+    return EXIT_VIOLATION if findings else EXIT_OK
