@@ -9,6 +9,8 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -47,6 +49,20 @@ def wait_until(condition: Callable[[], bool]) -> None:
         time.sleep(0.05)
 
 
+def outliving(command: subprocess.Popen) -> list[str]:
+    """The processes of the command's group still alive once it is done (killed, after a grace period
+    for exiting ones); the command itself is killed if it has not ended."""
+    if command.poll() is None:
+        os.killpg(command.pid, signal.SIGKILL)
+        command.wait()
+    deadline = time.monotonic() + PATIENCE / 4
+    while (left := group_members(command.pid)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if left:
+        os.killpg(command.pid, signal.SIGKILL)
+    return left
+
+
 def running(pid: int) -> bool:
     """The process runs steersim's work: it has loaded numpy, which `sim.cli` imports only inside a
     command (and a worker only with its first task)."""
@@ -59,31 +75,42 @@ def running(pid: int) -> bool:
 def interrupt(args: list[str], ready: str = "progress", settle: float = 0.0) -> tuple[int, list[str], str]:
     """Run `steersim ARGS` in its own process group, wait until it is `ready` ("progress": its first
     progress line, which comes when work is done; "workers": it runs, and so does a worker process;
-    "started": it runs), let
-    it work `settle` seconds more, press Ctrl-C, and return its exit code, its stderr lines other than
-    progress lines, and its stdout. Asserts that no process of the group outlives it."""
+    "started": it runs), let it work `settle` seconds more, press Ctrl-C, and return its exit code, its
+    stderr lines other than progress lines, and its stdout. Asserts that no process of the group
+    outlives it (any that does is killed, so that a failing test leaves nothing behind either)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    command = subprocess.Popen([sys.executable, "-m", "sim.cli", *args], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT, start_new_session=True)
-    try:
-        seen = []
-        if ready == "progress":
-            while not (line := command.stderr.readline()).startswith("progress:"):
-                assert line, "the command ended before its first progress line"
-                seen.append(line.rstrip("\n"))
-        wait_until(lambda: running(command.pid))
-        if ready == "workers":
-            wait_until(lambda: any(running(int(member.split()[0])) for member in group_members(command.pid)
-                                   if int(member.split()[0]) != command.pid))
-        time.sleep(settle)
-        os.killpg(command.pid, signal.SIGINT)
-        out, err = command.communicate(timeout=PATIENCE)
-    finally:
-        if command.poll() is None:
-            os.killpg(command.pid, signal.SIGKILL)
-            command.wait()
-    wait_until(lambda: not group_members(command.pid))
-    lines = [line for line in seen + err.splitlines() if not line.startswith("progress:")]
+    with tempfile.TemporaryFile("w+") as stdout:
+        command = subprocess.Popen([sys.executable, "-m", "sim.cli", *args], stdout=stdout, stderr=subprocess.PIPE,
+                                   text=True, env=env, cwd=ROOT, start_new_session=True)
+        err: list[str] = []
+        progressed = threading.Event()
+
+        def read_stderr() -> None:
+            for line in command.stderr:
+                err.append(line.rstrip("\n"))
+                if line.startswith("progress:"):
+                    progressed.set()
+
+        reader = threading.Thread(target=read_stderr, daemon=True)
+        reader.start()
+        try:
+            if ready == "progress":
+                wait_until(lambda: progressed.is_set() or command.poll() is not None)
+            wait_until(lambda: running(command.pid) or command.poll() is not None)
+            if ready == "workers":
+                wait_until(lambda: any(running(int(member.split()[0])) for member in group_members(command.pid)
+                                       if int(member.split()[0]) != command.pid))
+            time.sleep(settle)
+            if command.poll() is None:
+                os.killpg(command.pid, signal.SIGINT)
+            command.wait(timeout=PATIENCE)
+        finally:
+            left = outliving(command)
+        reader.join(PATIENCE)
+        stdout.seek(0)
+        out = stdout.read()
+    assert left == [], f"processes outlived the command: {left}"
+    lines = [line for line in err if not line.startswith("progress:")]
     return command.returncode, lines, out
 
 
