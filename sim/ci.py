@@ -71,6 +71,8 @@ class Outcome:
     seconds: float
 
     def line(self) -> str:
+        if self.got == INTERRUPTED:
+            return f"STOP  {self.case.name}: interrupted (Ctrl-C) ({self.seconds:.2f} s)"
         verdict = "PASS" if self.passed else "FAIL"
         detail = f"{self.got}" if self.passed else f"expected {self.case.expectation()}, got {self.got}"
         return f"{verdict}  {self.case.name}: {detail} ({self.seconds:.2f} s)"
