@@ -84,11 +84,17 @@ def _record_in_child(model: str, params: Mapping[str, Any], bug: str | None, see
     if timing_file:
         command += ["--timing", timing_file]
     env = {**os.environ, "PYTHONHASHSEED": hash_seed}
-    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
-    if done.returncode == EXIT_USAGE:  # the child's one message (a model error spans several lines)
-        raise UsageError(f"recording under PYTHONHASHSEED={hash_seed} failed: {done.stderr.strip()}")
-    if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+    with subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as child:
+        try:
+            _, stderr = child.communicate()
+        except BaseException:  # Ctrl-C: the child must not outlive the audit (`sim.interrupts`)
+            child.kill()
+            child.wait()
+            raise
+    if child.returncode == EXIT_USAGE:  # the child's one message (a model error spans several lines)
+        raise UsageError(f"recording under PYTHONHASHSEED={hash_seed} failed: {stderr.strip()}")
+    if child.returncode != 0:
+        last = (stderr.strip().splitlines() or ["no output"])[-1]
         raise UsageError(f"recording under PYTHONHASHSEED={hash_seed} failed: {last}")
 
 

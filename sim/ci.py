@@ -32,6 +32,7 @@ from typing import Any
 
 from sim.errors import UsageError
 from sim.explorer import CheckOptions, CheckResult, check
+from sim.interrupts import INTERRUPTED
 from sim.registry import ModelSpec, get_model_spec
 from sim.reports import junit_xml
 
@@ -71,6 +72,8 @@ class Outcome:
     seconds: float
 
     def line(self) -> str:
+        if self.got == INTERRUPTED:
+            return f"STOP  {self.case.name}: interrupted (Ctrl-C) ({self.seconds:.2f} s)"
         verdict = "PASS" if self.passed else "FAIL"
         detail = f"{self.got}" if self.passed else f"expected {self.case.expectation()}, got {self.got}"
         return f"{verdict}  {self.case.name}: {detail} ({self.seconds:.2f} s)"
@@ -194,10 +197,16 @@ def _bugs(where: str, spec: ModelSpec, bugs: Any) -> dict[str, str]:
 
 
 def run_case(case: Case) -> Outcome:
+    """Check one case. Ctrl-C, in the check or before it, gives an outcome `interrupted`."""
     started = time.monotonic()
-    model = get_model_spec(case.model).build(case.params, case.bug)
-    result = check(model, CheckOptions(keep_going=True, **case.limits))
+    try:
+        model = get_model_spec(case.model).build(case.params, case.bug)
+        result = check(model, CheckOptions(keep_going=True, **case.limits))
+    except KeyboardInterrupt:
+        return Outcome(case, False, INTERRUPTED, time.monotonic() - started)
     seconds = time.monotonic() - started
+    if result.status == INTERRUPTED:
+        return Outcome(case, False, INTERRUPTED, seconds)
     if case.bug is None:
         return Outcome(case, result.status == case.expect, _status_text(result), seconds)
     statuses = {p.name: p.status for p in result.properties}
@@ -213,22 +222,40 @@ def _status_text(result: CheckResult) -> str:
 
 
 def run_matrix(cases: Sequence[Case], echo: Any = print) -> list[Outcome]:
+    """The outcomes of `cases` in order; after an interrupted one (Ctrl-C), no more cases run."""
     outcomes = []
     for case in cases:
         outcome = run_case(case)
         echo(outcome.line())
         outcomes.append(outcome)
+        if outcome.got == INTERRUPTED:
+            break
     return outcomes
 
 
+def failures(outcomes: Sequence[Outcome]) -> int:
+    """Cases that did not get their expected verdict (a case cut short by Ctrl-C got none)."""
+    return sum(1 for o in outcomes if not o.passed and o.got != INTERRUPTED)
+
+
+def matrix_status(outcomes: Sequence[Outcome]) -> str:
+    """pass, fail, or interrupted when Ctrl-C cut the matrix short."""
+    if any(o.got == INTERRUPTED for o in outcomes):
+        return INTERRUPTED
+    return "fail" if failures(outcomes) else "pass"
+
+
 def matrix_json(config: str | Path, outcomes: Sequence[Outcome]) -> dict[str, Any]:
-    failed = sum(1 for o in outcomes if not o.passed)
-    return {"config": str(config), "status": "fail" if failed else "pass", "cases": len(outcomes),
-            "passed": len(outcomes) - failed, "failed": failed,
+    failed = failures(outcomes)
+    return {"config": str(config), "status": matrix_status(outcomes), "cases": len(outcomes),
+            "passed": sum(o.passed for o in outcomes), "failed": failed,
             "seconds": round(sum(o.seconds for o in outcomes), 3), "results": [o.to_json() for o in outcomes]}
 
 
 def matrix_junit(outcomes: Sequence[Outcome]) -> str:
-    cases = [(o.case.name, f"steersim.ci.{o.case.model}", "passed" if o.passed else "failed",
+    def status(o: Outcome) -> str:
+        return "passed" if o.passed else "unknown" if o.got == INTERRUPTED else "failed"
+
+    cases = [(o.case.name, f"steersim.ci.{o.case.model}", status(o),
               "" if o.passed else f"expected {o.case.expectation()}, got {o.got}") for o in outcomes]
-    return junit_xml("steersim.ci", cases, sum(o.seconds for o in outcomes))
+    return junit_xml("steersim.ci", cases, sum(o.seconds for o in outcomes), matrix_status(outcomes) == INTERRUPTED)

@@ -2,8 +2,8 @@
 
 Exit codes (sim.errors): 0 every property holds; 1 a property is violated or a `sometimes` was never
 reached; 2 bad usage or bad input (one line naming the problem and the fix); 3 incomplete (a limit was
-hit before any violation); 4 internal error (one line, the traceback in a file); 130 interrupted; 141 the
-reader of the output closed it early.
+hit before any violation); 4 internal error (one line, the traceback in a file); 130 interrupted (Ctrl-C:
+the partial report was written, `sim.interrupts`); 141 the reader of the output closed it early.
 """
 
 from __future__ import annotations
@@ -153,6 +153,11 @@ def _progress_line(info: dict[str, Any]) -> None:
           f"queue {info['queue']:,}  depth {info['depth']}  rate {info['rate']:,.0f}/s", file=sys.stderr, flush=True)
 
 
+def _sweep_progress_line(info: dict[str, Any]) -> None:
+    print(f"progress: {info['seconds']:7.1f} s  runs {info['runs']:,} of {info['seeds']:,}", file=sys.stderr,
+          flush=True)
+
+
 def cmd_simulate(args: argparse.Namespace) -> int:
     from sim.executors import sweep
 
@@ -161,7 +166,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     started = time.monotonic()
     report = sweep(args.model, params, args.bug, seeds, timing_file=args.timing, max_steps=args.max_steps,
                    max_time=args.max_time, out=Path(args.out), workers=args.workers, dask=args.dask,
-                   swarm=args.swarm)
+                   swarm=args.swarm, progress=None if args.quiet else _sweep_progress_line)
     print(report.summary_line())
     for line in report.property_lines():
         print(line)
@@ -172,7 +177,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
             shrunk_at, shrunk = shrink_file(report.first_trace)
             print(f"shrunk counterexample: {len(shrunk.steps)} steps, trace {shrunk_at}")
-    print(f"wall time {time.monotonic() - started:.2f} s", file=sys.stderr)
+    if report.exit_code != EXIT_INTERRUPTED:
+        print(f"wall time {time.monotonic() - started:.2f} s", file=sys.stderr)
     if args.json:
         from sim.reports import write_json
 
@@ -218,21 +224,22 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_ci(args: argparse.Namespace) -> int:
-    from sim.ci import load_matrix, matrix_json, matrix_junit, run_matrix
+    from sim.ci import failures, load_matrix, matrix_json, matrix_junit, matrix_status, run_matrix
+    from sim.interrupts import INTERRUPTED
 
     outcomes = run_matrix(load_matrix(args.config))
-    failed = sum(1 for o in outcomes if not o.passed)
-    print(f"{'fail' if failed else 'pass'}: {len(outcomes) - failed} of {len(outcomes)} checks as expected, "
-          f"{sum(o.seconds for o in outcomes):.1f} s")
+    failed, passed = failures(outcomes), sum(o.passed for o in outcomes)
+    status = matrix_status(outcomes)
+    print(f"{status}: {passed} of {len(outcomes)} checks as expected, {sum(o.seconds for o in outcomes):.1f} s")
     # the plain closing line test runners print, so that CI logs read it like any test run
-    print(f"ci: {len(outcomes) - failed} passed, {failed} failed")
+    print(f"ci: {passed} passed, {failed} failed")
     if args.json:
         from sim.reports import write_json
 
         write_json(args.json, matrix_json(args.config, outcomes))
     if args.junit:
         Path(args.junit).write_text(matrix_junit(outcomes))
-    return EXIT_VIOLATION if failed else EXIT_OK
+    return {INTERRUPTED: EXIT_INTERRUPTED, "fail": EXIT_VIOLATION}.get(status, EXIT_OK)
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
@@ -310,6 +317,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dask", metavar="ADDRESS|local", help="run on a Dask scheduler, or `local` for a 2-worker cluster")
     p.add_argument("--swarm", action="store_true", help="each seed also turns off a random subset of environment kinds")
     p.add_argument("--shrink", action="store_true", help="also write a shrunk copy of the first counterexample")
+    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(run=cmd_simulate)
 
     p = sub.add_parser("replay", help="re-execute a trace and name the first step that differs")
@@ -350,6 +358,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command. Ctrl-C, caught by the command's own loop (a partial report) or anywhere else,
+    ends in the same one line and exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = False
     try:
@@ -357,13 +367,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         debug = args.debug
         code = args.run(args)
         sys.stdout.flush()  # so that a reader who left shows here, not as a message at exit
-        return code
     except UsageError as bad:
         print(f"steersim: error: {bad}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        print("steersim: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        code = EXIT_INTERRUPTED
     except BrokenPipeError:
         _discard_stdout()
         return EXIT_BROKEN_PIPE
@@ -372,6 +380,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         print(crash_line(crash, argv, debug), file=sys.stderr)
         return EXIT_INTERNAL
+    if code == EXIT_INTERRUPTED:
+        print("steersim: interrupted (Ctrl-C)", file=sys.stderr)
+    return code
 
 
 def _discard_stdout() -> None:

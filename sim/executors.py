@@ -5,6 +5,8 @@ seeds ran. An executor here only has to give back every seed's `RunVerdict`: it 
 chunks (one task per chunk, never one per seed, so that scheduling costs little next to simulating), and
 each worker rebuilds the simulator from a small picklable `SweepRecipe` once and reuses it for every
 chunk it gets. This module is an outer ring: it imports Dask only when a Dask executor is asked for.
+Ctrl-C keeps the chunks finished so far (`interrupted` is then set) and `close` stops every worker
+(`sim.interrupts`): local workers ignore it and are terminated, a Dask cluster is cancelled and closed.
 
 Swarm testing (as in FoundationDB's simulator and Hypothesis): with `swarm`, each seed also turns off a
 random subset of the environment's action kinds for its whole run, so that runs explore corners a
@@ -18,19 +20,22 @@ steer never resolved) is a real finding, not an artefact of the subset.
 from __future__ import annotations
 
 import json
+import logging
 import math
+import time
 from collections import deque
-from collections.abc import Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from sim.errors import ModelError, UsageError
+from sim.interrupts import collect, worker_pool
 from sim.model import Action, AdaptedModel, Model
 from sim.product import Product
 from sim.registry import get_model_spec
@@ -42,6 +47,7 @@ SWARM_STREAM = 0x5357_524D  # spawn-key tag of the swarm streams, so they never 
 CHUNKS_PER_WORKER = 8  # enough chunks to balance uneven runs, few enough that scheduling stays cheap
 MAX_CHUNK = 2_000
 SWARM_DISCOVERY_STATES = 5_000  # states looked at to find the kinds swarm testing may turn off
+PROGRESS_INTERVAL = 1.0  # seconds between progress reports of a sweep
 
 Swarm = tuple[str, ...]  # the kinds one run turned off, in name order
 ChunkResult = tuple[list[RunVerdict], list[Swarm]]
@@ -157,7 +163,10 @@ def chunk_seeds(seeds: Sequence[int], workers: int, chunk_size: int | None = Non
 
 class SeedExecutor:
     """Base of the executors: `executor(seeds) -> verdicts`, the call `run_sweep` makes. Subclasses say
-    how a list of chunks is mapped; the swarm subsets of the last call are kept in `swarm_subsets`."""
+    how seeds are chunked and chunks run (`chunk_results`, as each finishes); the swarm subsets of the
+    last call are kept in `swarm_subsets`, and `interrupted` says whether Ctrl-C cut it short. In this
+    process a chunk is one seed, so that Ctrl-C loses no finished run (there is no scheduling cost to
+    save)."""
 
     workers = 1
 
@@ -165,35 +174,58 @@ class SeedExecutor:
         self.recipe = recipe
         self.chunk_size = chunk_size
         self.swarm_subsets: dict[int, Swarm] = {}
+        self.interrupted = False
+        self.progress: Callable[[dict[str, Any]], None] | None = None
 
-    def map_chunks(self, chunks: list[Sequence[int]]) -> list[ChunkResult]:
-        return [run_chunk(self.recipe, chunk) for chunk in chunks]
+    def chunks(self, seeds: Sequence[int]) -> Iterable[Sequence[int]]:
+        if self.chunk_size is None:  # one seed at a time, each made when it is run
+            return (seeds[i : i + 1] for i in range(len(seeds)))
+        return chunk_seeds(seeds, self.workers, self.chunk_size)
+
+    def chunk_results(self, chunks: Iterable[Sequence[int]]) -> Iterator[ChunkResult]:
+        return (run_chunk(self.recipe, chunk) for chunk in chunks)
 
     def __call__(self, seeds: Sequence[int]) -> list[RunVerdict]:
         verdicts: list[RunVerdict] = []
         self.swarm_subsets = {}
-        for chunk_verdicts, subsets in self.map_chunks(chunk_seeds(seeds, self.workers, self.chunk_size)):
+        results, self.interrupted = collect(self._reported(self.chunk_results(self.chunks(seeds)), len(seeds)))
+        for chunk_verdicts, subsets in results:
             verdicts.extend(chunk_verdicts)
             self.swarm_subsets.update((v.seed, s) for v, s in zip(chunk_verdicts, subsets, strict=False))
         return verdicts
+
+    def _reported(self, results: Iterator[ChunkResult], seeds: int) -> Iterator[ChunkResult]:
+        """`results`, telling `progress` how many runs are done at most once per PROGRESS_INTERVAL."""
+        started = time.monotonic()
+        next_report, runs = started + PROGRESS_INTERVAL, 0
+        for result in results:
+            runs += len(result[0])
+            yield result
+            if self.progress is not None and time.monotonic() >= next_report:
+                next_report = time.monotonic() + PROGRESS_INTERVAL
+                self.progress({"seconds": time.monotonic() - started, "runs": runs, "seeds": seeds})
 
     def close(self) -> None:
         """Release workers or cluster connections (nothing to release in-process)."""
 
 
 class ProcessExecutor(SeedExecutor):
-    """Chunks on a pool of local worker processes."""
+    """Chunks on a pool of local worker processes (`sim.interrupts.worker_pool`)."""
 
     def __init__(self, recipe: SweepRecipe, workers: int, chunk_size: int | None = None) -> None:
         super().__init__(recipe, chunk_size)
         self.workers = workers
-        self._pool = ProcessPoolExecutor(max_workers=workers)
+        self._stack = ExitStack()
+        self._pool = self._stack.enter_context(worker_pool(workers))
 
-    def map_chunks(self, chunks: list[Sequence[int]]) -> list[ChunkResult]:
-        return list(self._pool.map(run_chunk, [self.recipe] * len(chunks), chunks))
+    def chunks(self, seeds: Sequence[int]) -> Iterable[Sequence[int]]:
+        return chunk_seeds(seeds, self.workers, self.chunk_size)
+
+    def chunk_results(self, chunks: Iterable[Sequence[int]]) -> Iterator[ChunkResult]:
+        return self._pool.imap(partial(run_chunk, self.recipe), chunks)
 
     def close(self) -> None:
-        self._pool.shutdown()
+        self._stack.close()
 
 
 class DaskExecutor(SeedExecutor):
@@ -210,8 +242,13 @@ class DaskExecutor(SeedExecutor):
         self._cluster = None
         if address == "local":
             self._cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                         dashboard_address=None)
-            self._client = Client(self._cluster)
+                                         dashboard_address=None, preload=["sim.interrupts"],
+                                         silence_logs=logging.ERROR)  # closing mid-task warns; that is not news
+            try:
+                self._client = Client(self._cluster)
+            except BaseException:  # Ctrl-C while connecting: the cluster started here must not stay up
+                self._cluster.close()
+                raise
         else:
             try:
                 self._client = Client(address, timeout=connect_timeout)
@@ -219,20 +256,32 @@ class DaskExecutor(SeedExecutor):
                 raise UsageError(f"--dask {address}: cannot reach a Dask scheduler there ({unreachable}); "
                                  "give tcp://HOST:PORT of a running scheduler, or `local`") from None
         self.workers = max(1, len(self._client.scheduler_info().get("workers", {})))
+        self._futures: list[Any] = []
 
-    def map_chunks(self, chunks: list[Sequence[int]]) -> list[ChunkResult]:
-        futures = self._client.map(_run_chunk_handing_back_errors, [self.recipe] * len(chunks),
-                                   [list(c) for c in chunks], pure=False)
-        results = self._client.gather(futures)
-        for result in results:
-            if isinstance(result, ModelError):
-                raise result
-        return results
+    def chunks(self, seeds: Sequence[int]) -> Iterable[Sequence[int]]:
+        return chunk_seeds(seeds, self.workers, self.chunk_size)
+
+    def chunk_results(self, chunks: Iterable[Sequence[int]]) -> Iterator[ChunkResult]:
+        from dask.distributed import as_completed
+
+        self._futures = self._client.map(_run_chunk_handing_back_errors, [self.recipe] * len(chunks),
+                                         [list(c) for c in chunks], pure=False)
+        return (_raised(future.result()) for future in as_completed(self._futures))
 
     def close(self) -> None:
+        if self.interrupted:  # tasks torn down mid-flight log errors that tell the user nothing new
+            logging.getLogger("distributed").setLevel(logging.CRITICAL)
+        self._client.cancel(self._futures)
         self._client.close()
         if self._cluster is not None:
             self._cluster.close()
+
+
+def _raised(result: ChunkResult | ModelError) -> ChunkResult:
+    """A chunk's result, or the model error a worker handed back, raised here."""
+    if isinstance(result, ModelError):
+        raise result
+    return result
 
 
 def _run_chunk_handing_back_errors(recipe: SweepRecipe, seeds: Sequence[int]) -> ChunkResult | ModelError:
@@ -258,22 +307,25 @@ def make_executor(recipe: SweepRecipe, workers: int = 1, dask: str | None = None
 def sweep(model: str, params: Mapping[str, Any], bug: str | None, seeds: Sequence[int],
           timing_file: str | None = None, max_steps: int = 10_000, max_time: float | None = None,
           out: Path | None = None, workers: int = 1, dask: str | None = None, swarm: bool = False,
-          chunk_size: int | None = None) -> SweepReport:
-    """`run_sweep` of the model `model` refers to, on the executor chosen by `workers`/`dask`. The report is the
+          chunk_size: int | None = None, progress: Callable[[dict[str, Any]], None] | None = None) -> SweepReport:
+    """`run_sweep` of the model `model` refers to on the executor chosen by `workers`/`dask`. The report is the
     same whatever runs the seeds. With `swarm` it also lists, per run, the kinds that run turned off,
-    and the first counterexample's trace is recorded with that run's kinds turned off."""
+    and the first counterexample's trace is recorded with that run's kinds turned off. `progress`, if
+    given, hears how many runs are done about once a second."""
     inner = get_model_spec(model).build(params, bug)
     timing = TimingProfile.from_file(timing_file) if timing_file else TimingProfile.from_mapping(inner.default_timing())
     recipe = SweepRecipe.create(model, params, bug, timing, max_steps, max_time, swarm)
     executor = make_executor(recipe, workers, dask, chunk_size)
+    executor.progress = progress
     try:
         report = run_sweep(model, params, bug, inner, seeds, timing_file=timing_file, max_steps=max_steps,
                            max_time=max_time, out=None if swarm else out, executor=executor)
     finally:
         executor.close()
     if swarm:
-        report.extra["swarm"] = [{"seed": seed, "disabled": list(executor.swarm_subsets[seed])} for seed in seeds]
-        if report.first_seed is not None and out is not None:
+        report.extra["swarm"] = [{"seed": v.seed, "disabled": list(executor.swarm_subsets[v.seed])}
+                                 for v in report.verdicts]
+        if report.first_seed is not None and out is not None and not report.interrupted:
             report.first_trace = str(_record_swarm_run(recipe, report.first_seed, out))
     return report
 

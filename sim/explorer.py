@@ -24,8 +24,9 @@ from typing import Any
 import numpy as np
 
 from sim.checkpoint import load_checkpoint, save_checkpoint
-from sim.errors import ModelError, UsageError
+from sim.errors import EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION, ModelError, UsageError
 from sim.fingerprint import fingerprint
+from sim.interrupts import INTERRUPTED, INTERRUPTED_NOTE, UNDECIDED_NOTE
 from sim.liveness import NO_CLASS, find_lasso
 from sim.model import Model
 from sim.paths import Path, located, replay_indices
@@ -77,7 +78,7 @@ class PropertyResult:
 @dataclass
 class CheckResult:
     model: str
-    status: str  # ok | violation | incomplete
+    status: str  # ok | violation | incomplete | interrupted
     states: int
     transitions: int
     max_depth: int
@@ -87,7 +88,8 @@ class CheckResult:
 
     @property
     def exit_code(self) -> int:
-        return {"ok": 0, "violation": 1, "incomplete": 3}[self.status]
+        return {"ok": EXIT_OK, "violation": EXIT_VIOLATION, "incomplete": EXIT_INCOMPLETE,
+                INTERRUPTED: EXIT_INTERRUPTED}[self.status]
 
 
 class Explorer:
@@ -108,6 +110,7 @@ class Explorer:
         self.transitions = 0
         self.max_depth = 0
         self.incomplete_reason: str | None = None
+        self.interrupted = False
         self.notes: list[str] = []
         self.live = self.product.liveness if options.liveness else ()
         self.live_names = [p.name for p in self.live]
@@ -139,6 +142,16 @@ class Explorer:
         self.judged = (*(p.state for p in self.product.sometimes), *(p.state for p in self.product.state_props))
 
     # ------------------------------------------------------------------ search
+    def run_interruptible(self, resumed: Frontier | None = None, seconds_before: float = 0.0) -> CheckResult:
+        """`run`, where Ctrl-C ends the search with what it has so far: status interrupted, the counts
+        reached and the verdicts already decided (`sim.interrupts`)."""
+        started = time.monotonic() - seconds_before
+        try:
+            return self.run(resumed, seconds_before)
+        except KeyboardInterrupt:
+            self.interrupted = True
+            return self._result(time.monotonic() - started)
+
     def run(self, resumed: Frontier | None = None, seconds_before: float = 0.0) -> CheckResult:
         """Search from the initial states, or continue a checkpoint's frontier (`resumed`)."""
         started = time.monotonic() - seconds_before
@@ -411,7 +424,9 @@ class Explorer:
 
     def _result(self, seconds: float) -> CheckResult:
         props = list(self.results.values())
-        if any(r.status in ("violated", "unreached") for r in props):
+        if self.interrupted:
+            status = INTERRUPTED
+        elif any(r.status in ("violated", "unreached") for r in props):
             status = "violation"
         elif self.incomplete_reason is not None or any(r.status == "unknown" for r in props if r.kind != "eventually"):
             status = "incomplete"
@@ -420,9 +435,12 @@ class Explorer:
         notes = list(self.notes)
         if self.incomplete_reason:
             notes.insert(0, f"incomplete: {self.incomplete_reason}")
+        if self.interrupted:
+            notes.insert(0, INTERRUPTED_NOTE)
         for r in props:
             if r.status == "unknown" and not r.note:
-                r.note = "not decided: the run ended first" if r.kind != "eventually" else (
+                r.note = UNDECIDED_NOTE if self.interrupted else (
+                    "not decided: the run ended first" if r.kind != "eventually" else
                     next((n for n in notes if n.startswith("liveness not checked")), "liveness not checked"))
         return CheckResult(self.product.model.name, status, len(self.parents), self.transitions,
                            self.max_depth, seconds, props, notes)
@@ -442,10 +460,10 @@ def check(model: Model, options: CheckOptions | None = None) -> CheckResult:
 
         reason = vector_unsupported(model, options)
         if reason is None:
-            return VectorExplorer(model, options).run()
+            return VectorExplorer(model, options).run_interruptible()
         if options.engine == "vector":
             raise UsageError(f"engine vector cannot run this check: {reason}")
-    return Explorer(model, options).run()
+    return Explorer(model, options).run_interruptible()
 
 
 def resume(model: Model, path: str, options: CheckOptions) -> CheckResult:
@@ -453,7 +471,7 @@ def resume(model: Model, path: str, options: CheckOptions) -> CheckResult:
     stopped. The model and the options that shape the search must be those of the saved run."""
     explorer = Explorer(model, options)
     frontier, seconds = load_checkpoint(path, explorer)
-    return explorer.run(frontier, seconds)
+    return explorer.run_interruptible(frontier, seconds)
 
 
 def _rss_mb() -> float:

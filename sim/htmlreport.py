@@ -29,6 +29,7 @@ from sim.graphview import (
     state_summary,
     summary_figure,
 )
+from sim.interrupts import INTERRUPTED
 from sim.model import Model
 from sim.registry import ModelSpec
 from sim.trace import Trace
@@ -58,7 +59,10 @@ details summary { cursor: pointer; } details pre { margin: 0.2em 0 0.4em 1em; wh
 
 
 def run_report_check(model: Model) -> CheckResult:
-    return check(model, CheckOptions(keep_going=True, progress=None))
+    result = check(model, CheckOptions(keep_going=True, progress=None))
+    if result.status == INTERRUPTED:
+        raise KeyboardInterrupt  # a report of half a search would mislead: Ctrl-C goes on to the caller
+    return result
 
 
 REPORT_FILE = "index.html"

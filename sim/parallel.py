@@ -20,6 +20,7 @@ from typing import Any
 from sim.errors import ModelError
 from sim.explorer import CheckOptions, CheckResult, PropertyResult
 from sim.fingerprint import fingerprint
+from sim.interrupts import INTERRUPTED, INTERRUPTED_NOTE, UNDECIDED_NOTE, init_worker
 from sim.model import Model
 from sim.paths import located, replay_indices
 from sim.product import Product, Violation
@@ -83,6 +84,7 @@ class _Partition:
 
 
 def _serve(model: Model, me: int, workers: int, conn: Any) -> None:
+    init_worker()
     partition = _Partition(model, me, workers)
     while True:
         command, payload = conn.recv()
@@ -100,7 +102,8 @@ def _serve(model: Model, me: int, workers: int, conn: Any) -> None:
 
 def check_parallel(model: Model, options: CheckOptions, workers: int, identity: Any = None) -> CheckResult:
     """Breadth-first exhaustive check with `workers` processes (safety, `sometimes` and dead ends;
-    liveness needs the whole graph in one place and is reported as not checked)."""
+    liveness needs the whole graph in one place and is reported as not checked). Ctrl-C ends it with
+    the levels done so far, status interrupted; the workers, which ignore it, are terminated."""
     if workers < 1:
         raise ValueError("workers must be at least 1")
     started = time.monotonic()
@@ -122,8 +125,9 @@ def check_parallel(model: Model, options: CheckOptions, workers: int, identity: 
         for k, init in enumerate(product.init_states()):
             fp = fingerprint(init)
             incoming[fp % workers].append((init, fp, -1, -1, k))
-        distinct = transitions = depth = 0
+        distinct = transitions = depth = max_depth = 0
         incomplete = None
+        interrupted = False
         while any(incoming):
             expand = options.max_depth is None or depth < options.max_depth
             for pipe, batch in zip(pipes, incoming, strict=True):
@@ -175,16 +179,25 @@ def check_parallel(model: Model, options: CheckOptions, workers: int, identity: 
                     r.status = "holds"
                 elif r.status == "unknown" and r.kind == "sometimes":
                     r.status = "unreached"
+    except KeyboardInterrupt:
+        interrupted = True
     finally:
-        for pipe in pipes:
-            pipe.send(("stop", None))
-        for proc in procs:
+        for pipe, proc in zip(pipes, procs, strict=True):
+            if interrupted:
+                proc.terminate()  # mid-level, a worker would finish its level before reading "stop"
+            else:
+                pipe.send(("stop", None))
             proc.join()
     props = list(results.values())
     for r in props:
-        if r.status == "unknown":
+        if r.status == "unknown" and interrupted:
+            r.note = UNDECIDED_NOTE
+        elif r.status == "unknown":
             r.note = notes[0] if r.kind == "eventually" and notes else "not decided: the run ended first"
-    if any(r.status in ("violated", "unreached") for r in props):
+    if interrupted:
+        status = INTERRUPTED
+        notes.insert(0, INTERRUPTED_NOTE)
+    elif any(r.status in ("violated", "unreached") for r in props):
         status = "violation"
     elif incomplete or any(r.status == "unknown" for r in props if r.kind != "eventually"):
         status = "incomplete"

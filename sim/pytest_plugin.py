@@ -35,6 +35,7 @@ def assert_properties(model: str | ModelSpec | Model, bug: str | None = None, op
     counterexample. Returns the CheckResult when everything holds."""
     __tracebackhide__ = True
     from sim.explorer import CheckOptions, check
+    from sim.interrupts import INTERRUPTED
     from sim.registry import ModelSpec, get_model_spec
 
     if isinstance(model, (str, ModelSpec)):
@@ -47,6 +48,8 @@ def assert_properties(model: str | ModelSpec | Model, bug: str | None = None, op
             raise TypeError("parameters and bug go with a model name; a Model object is already built")
         title = model.name
     result = check(model, options or CheckOptions(keep_going=True))
+    if result.status == INTERRUPTED:
+        raise KeyboardInterrupt  # Ctrl-C stops the test session, as pytest users expect
     broken = [p for p in result.properties if p.status in FAILING]
     if broken:
         raise AssertionError(failure_text(title, result))

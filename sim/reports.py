@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from sim.explorer import CheckResult
+from sim.interrupts import INTERRUPTED
 
 
 def check_json(result: CheckResult, params: Mapping[str, Any], bug: str | None) -> dict[str, Any]:
@@ -31,12 +32,16 @@ def write_json(path: str | Path, data: Any) -> None:
     Path(path).write_text(json.dumps(data, indent=2) + "\n")
 
 
-def junit_xml(suite: str, cases: list[tuple[str, str, str, str]], seconds: float = 0.0) -> str:
-    """`cases` are (name, classname, status, message): status violated/unreached fail, unknown skips."""
+def junit_xml(suite: str, cases: list[tuple[str, str, str, str]], seconds: float = 0.0,
+              interrupted: bool = False) -> str:
+    """`cases` are (name, classname, status, message): status violated/unreached fail, unknown skips.
+    A suite cut short by Ctrl-C says so in its `status` property (JUnit has no attribute for it)."""
     failures = sum(1 for _, _, status, _ in cases if status in ("violated", "unreached", "failed"))
     skipped = sum(1 for _, _, status, _ in cases if status == "unknown")
     root = ET.Element("testsuite", name=suite, tests=str(len(cases)), failures=str(failures),
                       skipped=str(skipped), time=f"{seconds:.3f}")
+    if interrupted:
+        ET.SubElement(ET.SubElement(root, "properties"), "property", name="status", value=INTERRUPTED)
     for name, classname, status, message in cases:
         case = ET.SubElement(root, "testcase", name=name, classname=classname)
         if status in ("violated", "unreached", "failed"):
@@ -59,4 +64,4 @@ def check_junit(result: CheckResult, bug: str | None) -> str:
         elif prop.status == "unreached":
             message = f"{prop.doc}: never reached"
         cases.append((prop.name, f"{suite}.{prop.kind}", prop.status, message))
-    return junit_xml(suite, cases, result.seconds)
+    return junit_xml(suite, cases, result.seconds, result.status == INTERRUPTED)

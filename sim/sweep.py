@@ -3,16 +3,19 @@
 Each seed gives a small `RunVerdict`; the report folds them in seed order, so it is the same whatever
 ran the seeds (one process, several, or a cluster). Only the first violating seed is re-run with
 recording on to write its trace: runs are deterministic, so re-running is cheaper than recording all.
+Ctrl-C ends a sweep with the runs finished so far, as a report with status interrupted.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sim.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION
+from sim.interrupts import INTERRUPTED, collect
 from sim.model import Model
 from sim.product import Product
 from sim.simulator import Simulator
@@ -34,13 +37,16 @@ class RunVerdict:
                 "violations": [{"property": p, "message": m} for p, m in self.violations]}
 
 
-def run_seeds(simulator: Simulator, seeds: Iterable[int]) -> list[RunVerdict]:
-    out = []
+def verdicts_of(simulator: Simulator, seeds: Iterable[int]) -> Iterator[RunVerdict]:
+    """Each seed's verdict as its run finishes."""
     for seed in seeds:
         run = simulator.run(seed)
-        out.append(RunVerdict(seed, run.step_count, run.end, run.time,
-                              tuple((v.property, v.message) for v in run.violations), tuple(sorted(run.reached))))
-    return out
+        yield RunVerdict(seed, run.step_count, run.end, run.time,
+                         tuple((v.property, v.message) for v in run.violations), tuple(sorted(run.reached)))
+
+
+def run_seeds(simulator: Simulator, seeds: Iterable[int]) -> list[RunVerdict]:
+    return list(verdicts_of(simulator, seeds))
 
 
 @dataclass
@@ -55,6 +61,7 @@ class SweepReport:
     first_seed: int | None = None
     first_trace: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    interrupted: bool = False  # Ctrl-C: `verdicts` are the runs finished before it
 
     @property
     def runs(self) -> int:
@@ -87,12 +94,14 @@ class SweepReport:
 
     @property
     def status(self) -> str:
+        if self.interrupted:
+            return INTERRUPTED
         rows = self.property_status()
         return "violation" if any(r["status"] in ("violated", "unreached") for r in rows) else "ok"
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.status == "violation" else 0
+        return {INTERRUPTED: EXIT_INTERRUPTED, "violation": EXIT_VIOLATION}.get(self.status, EXIT_OK)
 
     def summary_line(self) -> str:
         return (f"{self.status}: {self.runs} runs, {self.steps:,} steps, {self.violating_runs} violating runs, "
@@ -123,17 +132,22 @@ def run_sweep(name: str, params: Mapping[str, Any], bug: str | None, model: Mode
               timing_file: str | None = None, max_steps: int = 10_000, max_time: float | None = None,
               out: Path | None = None, executor: Any = None) -> SweepReport:
     """Run `seeds`, fold the verdicts, and write the first counterexample's trace into `out`.
-    `executor(simulator_args, seeds) -> verdicts` may run the seeds elsewhere (processes, a cluster)."""
+    `executor(seeds) -> verdicts` may run the seeds elsewhere (processes, a cluster); its `interrupted`
+    says whether Ctrl-C cut them short. An interrupted sweep records no trace: the user asked to stop."""
     timing = TimingProfile.from_file(timing_file) if timing_file else TimingProfile.from_mapping(model.default_timing())
     simulator = Simulator(model, timing, max_steps, max_time)
-    verdicts = run_seeds(simulator, seeds) if executor is None else executor(seeds)
+    if executor is None:
+        verdicts, interrupted = collect(verdicts_of(simulator, seeds))
+    else:
+        verdicts, interrupted = executor(seeds), executor.interrupted
     verdicts.sort(key=lambda v: v.seed)
     props = [(info.name, info.kind) for info in Product(model).property_infos()]
-    report = SweepReport(name, dict(params), bug, timing.to_mapping(), (seeds[0], seeds[-1]), props, verdicts)
+    report = SweepReport(name, dict(params), bug, timing.to_mapping(), (seeds[0], seeds[-1]), props, verdicts,
+                         interrupted=interrupted)
     first = next((v for v in verdicts if v.violations), None)
     if first is not None:
         report.first_seed = first.seed
-        if out is not None:
+        if out is not None and not interrupted:
             report.first_trace = str(record_run(simulator, name, params, bug, first.seed, out))
     return report
 

@@ -23,7 +23,7 @@ from models.foundry.rootcause import group
 from models.foundry.runner import ChainSystem
 from models.foundry.scenarios import NAMED, scenario_named
 from sim.argtypes import non_negative_int, output_file, output_folder, positive_float
-from sim.errors import ArgumentParser, UsageError
+from sim.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION, ArgumentParser, UsageError
 
 STRATEGIES = ("mix", "random", "pct", "exhaustive")
 
@@ -70,9 +70,10 @@ def conform(system: ChainSystem, args: argparse.Namespace) -> int:
         return replay_one(system, scenarios, args.schedule, args.seed, args.latency)
     explorer = Explorer(system, report=None if args.quiet else _announce, latency=args.latency)
     exploration = explorer.explore(plan(args, scenarios), args.runs, args.max_seconds)
-    for found in exploration.found.values():
-        explorer.shrink(found, args.shrink_budget)
-        found.story = explorer.story(found)
+    if not exploration.interrupted:  # after Ctrl-C the user wants the findings as found, now
+        for found in exploration.found.values():
+            explorer.shrink(found, args.shrink_budget)
+            found.story = explorer.story(found)
     try:
         summarise(exploration, args.latency)
     except BrokenPipeError:  # `| head`: the reader has gone; the documents are still written
@@ -83,7 +84,9 @@ def conform(system: ChainSystem, args: argparse.Namespace) -> int:
         Path(args.json_file).write_text(json.dumps(doc, indent=2, default=str) + "\n")
     if args.report:
         write_reports(Path(args.report), exploration, target, args.latency)
-    return 1 if exploration.found else 0
+    if exploration.interrupted:
+        return EXIT_INTERRUPTED
+    return EXIT_VIOLATION if exploration.found else EXIT_OK
 
 
 def plan(args: argparse.Namespace, scenarios: list[str]):
@@ -122,7 +125,8 @@ def _announce(found: Found) -> None:
 def summarise(exploration: Exploration, latency: str) -> None:
     ends = ", ".join(f"{k} {v}" for k, v in sorted(exploration.ends.items()))
     groups = group(exploration)
-    print(f"foundry conformance: {exploration.runs} interleavings in {exploration.seconds:.1f} s ({ends}; "
+    print(f"foundry conformance{' (interrupted)' if exploration.interrupted else ''}: "
+          f"{exploration.runs} interleavings in {exploration.seconds:.1f} s ({ends}; "
           f"store latency {latency}); {len(exploration.found)} distinct findings, {len(groups)} root causes")
     for g in groups:
         print("\n".join(lines(g, latency)))

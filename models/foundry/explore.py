@@ -58,6 +58,7 @@ class Exploration:
     seconds: float = 0.0
     found: dict[str, Found] = field(default_factory=dict)
     ends: dict[str, int] = field(default_factory=dict)
+    interrupted: bool = False
 
 
 class Explorer:
@@ -84,31 +85,34 @@ class Explorer:
 
     def explore(self, specs: Iterator[RunSpec] | Callable[[Recording | None], RunSpec | None],
                 max_runs: int, max_seconds: float | None = None) -> Exploration:
-        """Run specs until `max_runs` or `max_seconds`. `specs` is an iterator, or a function of the
-        previous run's recording (for enumerations that branch on what a run did)."""
+        """Run specs until `max_runs`, `max_seconds` or Ctrl-C. `specs` is an iterator, or a function of
+        the previous run's recording (for enumerations that branch on what a run did)."""
         out = Exploration()
         started = time.monotonic()
         previous: Recording | None = None
-        while out.runs < max_runs:
-            if max_seconds is not None and time.monotonic() - started > max_seconds:
-                break
-            spec = specs(previous) if callable(specs) else next(specs, None)
-            if spec is None:
-                break
-            rec, findings = self.run(spec)
-            out.ends[rec.end] = out.ends.get(rec.end, 0) + 1
-            for finding in findings:
-                known = out.found.get(finding.signature)
-                if known is not None:
-                    known.occurrences += 1
-                    continue
-                replay = RunSpec(spec.scenario, "replay", spec.seed, tuple(rec.choices))
-                found = Found(finding, spec, rec, out.runs, schedule=replay.schedule)
-                out.found[finding.signature] = found
-                if self.report is not None:
-                    self.report(found)
-            previous = rec
-            out.runs += 1
+        try:
+            while out.runs < max_runs:
+                if max_seconds is not None and time.monotonic() - started > max_seconds:
+                    break
+                spec = specs(previous) if callable(specs) else next(specs, None)
+                if spec is None:
+                    break
+                rec, findings = self.run(spec)
+                out.ends[rec.end] = out.ends.get(rec.end, 0) + 1
+                for finding in findings:
+                    known = out.found.get(finding.signature)
+                    if known is not None:
+                        known.occurrences += 1
+                        continue
+                    replay = RunSpec(spec.scenario, "replay", spec.seed, tuple(rec.choices))
+                    found = Found(finding, spec, rec, out.runs, schedule=replay.schedule)
+                    out.found[finding.signature] = found
+                    if self.report is not None:
+                        self.report(found)
+                previous = rec
+                out.runs += 1
+        except KeyboardInterrupt:  # Ctrl-C: keep the runs finished so far (`sim.interrupts`)
+            out.interrupted = True
         out.seconds = time.monotonic() - started
         return out
 

@@ -16,6 +16,7 @@ from models.foundry.rootcause import Group, group
 from models.foundry.runner import Recording
 from models.foundry.scenarios import scenario_named
 from models.foundry.spec import SPEC
+from sim.interrupts import INTERRUPTED
 from sim.monitors import CORE_MONITORS
 from sim.trace import make_trace, write_trace
 
@@ -73,7 +74,8 @@ def finding_json(found: Found, latency: str) -> dict[str, Any]:
 def document(exploration: Exploration, target: dict[str, str], latency: str) -> dict[str, Any]:
     groups = group(exploration)
     signatures = {found.finding.signature: n for n, g in enumerate(groups) for found in g.members}
-    return {"system": "foundry", "target": target, "runs": exploration.runs, "latency": latency,
+    status = INTERRUPTED if exploration.interrupted else "violation" if exploration.found else "ok"
+    return {"system": "foundry", "target": target, "status": status, "runs": exploration.runs, "latency": latency,
             "seconds": round(exploration.seconds, 3), "ends": exploration.ends,
             "root_causes": [group_json(g, n) for n, g in enumerate(groups)],
             "findings": [{**finding_json(found, latency), "root_cause": signatures[found.finding.signature]}

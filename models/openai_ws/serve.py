@@ -4,7 +4,8 @@ model decides, for real clients (the SDK reaches it with `base_url="http://127.0
 The server's choices (interrupt now or complete first, accept or fail a steer, drop the connection, how
 long to wait for the client before moving on) come from a seeded numpy Generator, or are replayed from
 a recorded trace. It records the session as a trace (real client frames included), checks the client
-obligations, and validates the observation against the model.
+obligations, and validates the observation against the model. A frame it cannot read (`frames`) gets an
+`error` event and is a finding; a frame over `--max-frame-bytes` closes the connection (1009) and is one.
 """
 
 from __future__ import annotations
@@ -21,10 +22,13 @@ from typing import Any
 import numpy as np
 from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
+from websockets.frames import CloseCode
 
+from models.openai_ws.frames import DEFAULT_MAX_FRAME_BYTES, Malformed, read_frame
 from models.openai_ws.session import SERVE_DEFAULTS, Finding, Session
 from models.openai_ws.spec import SPEC
-from sim.argtypes import non_negative_int, output_file, positive_float
+from models.openai_ws.wire import error_event
+from sim.argtypes import non_negative_int, output_file, positive_float, positive_int
 from sim.errors import ArgumentParser, UsageError
 from sim.model import Action
 from sim.trace import make_trace, read_trace, write_trace
@@ -36,6 +40,8 @@ WAIT_PROBABILITY = 0.6  # how often it does wait (otherwise the client's reactio
 FAULT_WEIGHT = 0.15  # a drop is rarer than the server's ordinary moves
 IDLE_SECONDS = 10.0  # nothing to do and nothing heard: the server ends the session (clients can be slow)
 RECONNECT_SECONDS = 1.0  # after a drop, how long the server waits for the client to come back
+QUIET = ""  # what `_next_frame` gives when nothing arrived in time (a frame is bytes, never this)
+FRAME_FINDING = "client-frame"  # the property of a finding about a frame the server could not read
 
 
 class SeededChoices:
@@ -106,6 +112,7 @@ class ModelServer:
 
     session: Session
     choices: SeededChoices | ReplayedChoices
+    max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
     done: asyncio.Event = field(default_factory=asyncio.Event)
     busy: bool = False
 
@@ -136,14 +143,14 @@ class ModelServer:
             self.done.set()
 
     async def _drive(self, ws: ServerConnection) -> None:
-        inbox: asyncio.Queue[str | None] = asyncio.Queue()
+        inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
         reader = asyncio.create_task(self._read(ws, inbox))
         try:
             while True:
                 raw = await self._next_frame(inbox, self.choices.wait())
                 if raw is None:
                     return  # the client closed
-                if raw:
+                if raw != QUIET:
                     if not await self._frame(ws, raw):
                         return
                     continue
@@ -153,7 +160,7 @@ class ModelServer:
                         await ws.close(1000, "done")
                         return
                     raw = await self._next_frame(inbox, IDLE_SECONDS)
-                    if not raw:
+                    if raw is None or raw == QUIET:
                         await ws.close(1000, "idle")
                         return
                     if not await self._frame(ws, raw):
@@ -166,33 +173,38 @@ class ModelServer:
         finally:
             reader.cancel()
 
-    @staticmethod
-    async def _read(ws: ServerConnection, inbox: asyncio.Queue[str | None]) -> None:
+    async def _read(self, ws: ServerConnection, inbox: asyncio.Queue[bytes | None]) -> None:
+        """Every frame, text or binary, as bytes (decoding is `read_frame`'s, so that no frame can end
+        the reader), then None when the connection ends."""
         try:
-            async for raw in ws:
-                await inbox.put(raw if isinstance(raw, str) else raw.decode())
-        except ConnectionClosed:
-            pass
-        await inbox.put(None)
+            while True:
+                inbox.put_nowait(await ws.recv(decode=False))
+        except ConnectionClosed as closed:
+            if closed.rcvd is None and closed.sent is not None and closed.sent.code == CloseCode.MESSAGE_TOO_BIG:
+                self.session.findings.append(Finding(
+                    FRAME_FINDING, "malformed", f"client sent a frame over the {self.max_frame_bytes:,}-byte limit "
+                    f"(--max-frame-bytes); the server closed the connection with 1009 ({closed.sent.reason})"))
+        finally:
+            inbox.put_nowait(None)
 
     @staticmethod
-    async def _next_frame(inbox: asyncio.Queue[str | None], wait: float) -> str | None:
-        """The next frame, None if the client closed, "" if nothing arrived within `wait` seconds."""
+    async def _next_frame(inbox: asyncio.Queue[bytes | None], wait: float) -> bytes | str | None:
+        """The next frame, None if the client closed, QUIET if nothing arrived within `wait` seconds."""
         if wait <= 0:
             await asyncio.sleep(0)
-            return inbox.get_nowait() if not inbox.empty() else ""
+            return inbox.get_nowait() if not inbox.empty() else QUIET
         try:
             return await asyncio.wait_for(inbox.get(), wait)
         except TimeoutError:
-            return ""
+            return QUIET
 
-    async def _frame(self, ws: ServerConnection, raw: str) -> bool:
-        try:
-            data = json.loads(raw)
-        except json.JSONDecodeError:
-            data = {"type": "invalid_json", "text": raw}
-        name = data.get("type", "missing_type") if isinstance(data, dict) else "not_an_object"
-        return await self._client(ws, name, data if isinstance(data, dict) else {"value": data}) is not None
+    async def _frame(self, ws: ServerConnection, raw: bytes) -> bool:
+        data = read_frame(raw)
+        if isinstance(data, Malformed):  # answered as the API answers a malformed event; the session goes on
+            self.session.findings.append(Finding(FRAME_FINDING, "malformed", f"{data.reason} Frame: {data.excerpt}"))
+            await self._send(ws, [error_event(data.reason)])
+            return True
+        return await self._client(ws, data.get("type", "missing_type"), data) is not None
 
     async def _client(self, ws: ServerConnection, name: str, data: dict[str, Any]) -> bool | None:
         frames = self.session.client_event(name, data)
@@ -212,10 +224,11 @@ class ModelServer:
 
 
 async def run_server(session: Session, choices: SeededChoices | ReplayedChoices, port: int,
-                     ready: asyncio.Future[int] | None = None, limit: float | None = None) -> list[Finding]:
+                     ready: asyncio.Future[int] | None = None, limit: float | None = None,
+                     max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES) -> list[Finding]:
     """Serve one session on 127.0.0.1:`port` (0: any free port, reported through `ready`) until it ends."""
-    server = ModelServer(session, choices)
-    async with serve(server.handler, "127.0.0.1", port, max_size=None) as listener:
+    server = ModelServer(session, choices, max_frame_bytes)
+    async with serve(server.handler, "127.0.0.1", port, max_size=max_frame_bytes) as listener:
         bound = listener.sockets[0].getsockname()[1]
         if ready is not None:
             ready.set_result(bound)
@@ -230,13 +243,13 @@ def session_trace(session: Session, seed: int | None):
 
 
 async def _serve_announced(session: Session, choices: SeededChoices | ReplayedChoices, port: int,
-                           limit: float | None) -> list[Finding]:
+                           limit: float | None, max_frame_bytes: int) -> list[Finding]:
     """Serve, telling the user where (the port may have been chosen by the system)."""
     ready: asyncio.Future[int] = asyncio.get_running_loop().create_future()
     ready.add_done_callback(lambda bound: print(f"serving openai-ws on ws://127.0.0.1:{bound.result()}{PATH} "
                                                 f"(OPENAI_BASE_URL=http://127.0.0.1:{bound.result()}/v1)",
                                                 file=sys.stderr, flush=True))
-    return await run_server(session, choices, port, ready, limit)
+    return await run_server(session, choices, port, ready, limit, max_frame_bytes)
 
 
 def main(argv: list[str]) -> int:
@@ -253,6 +266,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--record", type=output_file, help="write the session's trace (JSON Lines) here")
     parser.add_argument("--json", type=output_file, help="write the findings as JSON here")
     parser.add_argument("--timeout", type=positive_float, default=None, help="end the session after this many seconds")
+    parser.add_argument("--max-frame-bytes", type=positive_int, default=DEFAULT_MAX_FRAME_BYTES, metavar="N",
+                        help=f"refuse client frames larger than this (default {DEFAULT_MAX_FRAME_BYTES:,})")
     args = parser.parse_args(argv)
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port {args.port} is not a TCP port; use 0..65535 (0: any free port)")
@@ -266,7 +281,7 @@ def main(argv: list[str]) -> int:
         params = {**SERVE_DEFAULTS, **SPEC.parse_assignments(args.params)}
         bug, choices = None, SeededChoices(args.seed)
     session = Session(SPEC.resolve(params), bug)
-    findings = asyncio.run(_serve_announced(session, choices, args.port, args.timeout))
+    findings = asyncio.run(_serve_announced(session, choices, args.port, args.timeout, args.max_frame_bytes))
     if args.record is not None:
         write_trace(args.record, session_trace(session, args.seed))
     if args.json is not None:

@@ -11,11 +11,13 @@ against the model (`sim.validate.validate`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from models.openai_ws.client import WireTracker
+from models.openai_ws.frames import excerpt
 from models.openai_ws.matching import frame_matches
 from models.openai_ws.spec import SPEC
 from sim.model import Action, Event
@@ -30,7 +32,7 @@ SERVE_DEFAULTS: Mapping[str, Any] = {"stream_ids": "default", "client_tools": 0,
 @dataclass
 class Finding:
     property: str
-    kind: str  # monitor | divergence | obligation
+    kind: str  # monitor | divergence | obligation | malformed (a frame the server could not read)
     summary: str
 
     def to_json(self) -> dict[str, str]:
@@ -84,8 +86,9 @@ class Session:
                     for rule, message in self.tracker.client_frame(data):
                         self.findings.append(Finding(rule, "obligation", message))
                 return self._take(action, observed)
-        self.findings.append(Finding("model", "divergence", f"client sent {name} {dict(data)} which the model "
-                                     f"cannot produce here; it offers: {[a.label() for a in self.enabled()]}"))
+        self.findings.append(Finding("model", "divergence", f"client sent {name} {excerpt(json.dumps(dict(data)))} "
+                                     f"which the model cannot produce here; it offers: "
+                                     f"{[a.label() for a in self.enabled()]}"))
         return None
 
     def server_step(self, action: Action) -> list[dict[str, Any]]:

@@ -182,6 +182,11 @@ def client_steer(target: int, steer_input: Any) -> dict[str, Any]:
     return {"type": "response.steer", "previous_response_id": response_id(target), "input": steer_input}
 
 
+def error_event(message: str) -> dict[str, Any]:
+    """`error`: the answer to a client event the server cannot read (SDK `ResponseWsError`)."""
+    return {"type": "error", "error": {"type": INVALID_REQUEST, "message": message}, "status": 400}
+
+
 def close_frame(code: int, reason: str) -> dict[str, Any]:
     """Not JSON on the wire: the WebSocket close frame, shown with its code and reason."""
     return {"code": code, "reason": reason}

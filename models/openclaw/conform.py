@@ -18,7 +18,7 @@ import os
 import shutil
 import time
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,8 @@ from models.openclaw.causes import CAUSES, REPRO_DIR
 from models.openclaw.judge import Finding, judge
 from models.openclaw.versions import VERSIONS, preset_for
 from sim.argtypes import output_file, output_folder
-from sim.errors import EXIT_OK, EXIT_VIOLATION, ArgumentParser, UsageError
+from sim.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION, ArgumentParser, UsageError
+from sim.interrupts import INTERRUPTED, collect, worker_pool
 
 DEFAULT_KNOBS = scenarios.Knobs()
 LAYERS = ("session", "agent")
@@ -86,8 +87,10 @@ def run_part(target: driver.Target, max_steers: int, labels: frozenset[str], nam
 
 
 def run_all(target: driver.Target, max_steers: int, names: Sequence[str], jobs: int, layer: str = "session",
-            version: str = scenarios.REFERENCE_VERSION) -> tuple[int, list[Finding]]:
-    """Split the knob settings over `jobs` worker processes, each generating, driving and judging its share."""
+            version: str = scenarios.REFERENCE_VERSION) -> tuple[int, list[Finding], bool]:
+    """Split the knob settings over `jobs` worker processes, each generating, driving and judging its share.
+    Returns how many ran, the findings, and whether Ctrl-C cut it short (`sim.interrupts`: the parts
+    finished are kept, the workers and their drivers are stopped)."""
     labels = sorted({k.label() for k in scenarios.knob_grid()})
     wanted = frozenset(names)
     if wanted:
@@ -96,17 +99,16 @@ def run_all(target: driver.Target, max_steers: int, names: Sequence[str], jobs: 
             raise UsageError(f"unknown scenario {unknown[0]!r}; copy a name from a finding's reproduce.scenario")
         labels = sorted({n.split("/", 1)[0] for n in wanted})
     parts = [frozenset(labels[k::jobs]) for k in range(min(jobs, len(labels)))]
-    count = len(parts)
-    if count == 1:
-        outcomes = [run_part(target, max_steers, parts[0], wanted, layer, version)]
+    part = partial(run_part, target, max_steers, names=wanted, layer=layer, version=version)
+    if len(parts) == 1:
+        outcomes, interrupted = collect(map(part, parts))
     else:
-        with ProcessPoolExecutor(max_workers=count) as pool:
-            outcomes = list(pool.map(run_part, [target] * count, [max_steers] * count, parts, [wanted] * count,
-                                     [layer] * count, [version] * count))
+        with worker_pool(len(parts)) as pool:
+            outcomes, interrupted = collect(pool.imap(part, parts))
     runs = sum(count for count, _ in outcomes)
-    if wanted and runs < len(wanted):
+    if wanted and runs < len(wanted) and not interrupted:
         raise UsageError("unknown scenario among --scenario names; copy a name from a finding's reproduce.scenario")
-    return runs, [f for _, found in outcomes for f in found]
+    return runs, [f for _, found in outcomes for f in found], interrupted
 
 
 def group(findings: list[Finding]) -> list[Finding]:
@@ -218,15 +220,18 @@ def main(argv: Sequence[str]) -> int:
     target = driver.find_target(args.package_dir)
     version = args.preset or target.version
     preset_for(version)
-    runs, found = run_all(target, args.steers, args.scenario, args.jobs, args.layer, version)
+    runs, found, interrupted = run_all(target, args.steers, args.scenario, args.jobs, args.layer, version)
     findings = group(found)
     report = {
         "system": "openclaw",
         "target": {**target.to_json(), "layer": args.layer, "preset": version, "seams": driver.seams(args.layer)},
+        "status": INTERRUPTED if interrupted else "ok",
         "runs": runs,
         "seconds": round(time.monotonic() - started, 2),
         "findings": [finding_json(f, target, args.layer, args.preset, known) for f in findings],
     }
+    if not interrupted and failing(report):
+        report["status"] = "violation"  # by-design and known findings are listed but do not fail the run
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=2))
     if args.report:
@@ -240,4 +245,6 @@ def main(argv: Sequence[str]) -> int:
         print(f"      reproduce: {f['reproduce']['command']}")
         if "node" in f["reproduce"]:
             print(f"      standalone: {f['reproduce']['node']}")
+    if interrupted:
+        return EXIT_INTERRUPTED
     return EXIT_VIOLATION if bad else EXIT_OK

@@ -1,0 +1,76 @@
+"""Ctrl-C, handled one way by every command and every executor.
+
+A terminal sends SIGINT to the whole foreground process group: left alone, every worker process would
+raise KeyboardInterrupt and print its own traceback, and a worker busy with a task could outlive the
+command. So the rule is:
+
+- workers never see Ctrl-C: each one calls `init_worker` first (a pool's initializer, or the first line
+  of a forked worker), which ignores SIGINT and turns SIGTERM into a clean exit, so that a worker the
+  parent terminates still ends the child processes it runs; a Dask worker preloads this module, whose
+  `dask_setup` ignores SIGINT;
+- the parent alone gets the KeyboardInterrupt, and catches it at the boundary of its loop: an engine
+  returns its result so far with status `interrupted`, a loop over units of work keeps the units
+  finished (`collect`), and whoever started workers terminates and joins them (`worker_pool`);
+- the command writes its partial report and returns EXIT_INTERRUPTED, and `sim.cli.main` prints the one
+  line that says so.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import signal
+import sys
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from multiprocessing.pool import Pool
+from typing import TypeVar
+
+from sim.errors import EXIT_INTERRUPTED
+
+INTERRUPTED = "interrupted"  # the status of a report cut short by Ctrl-C
+INTERRUPTED_NOTE = "interrupted (Ctrl-C): the counts and verdicts are those reached so far"
+UNDECIDED_NOTE = "not decided: interrupted (Ctrl-C)"  # a property the interrupted run had not judged yet
+T = TypeVar("T")
+
+
+def init_worker() -> None:
+    """The first thing a worker process does: Ctrl-C is its parent's business, and a SIGTERM from the
+    parent unwinds the worker (running `finally` blocks and killing its own children) instead of
+    dropping it on the spot."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _exit_on_terminate)
+
+
+def dask_setup(worker: object) -> None:
+    """Dask's preload hook, run in each worker of a cluster started here (`preload=["sim.interrupts"]`):
+    a Dask worker ignores Ctrl-C like any other worker; closing the cluster stops it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _exit_on_terminate(signum: int, frame: object) -> None:
+    sys.exit(EXIT_INTERRUPTED)
+
+
+def collect(items: Iterable[T]) -> tuple[list[T], bool]:
+    """The items of `items` until it ends or Ctrl-C, and whether Ctrl-C cut it short: the partial
+    result of a loop over units of work (seeds, chunks, cases, runs)."""
+    taken: list[T] = []
+    try:
+        for item in items:
+            taken.append(item)
+    except KeyboardInterrupt:
+        return taken, True
+    return taken, False
+
+
+@contextmanager
+def worker_pool(workers: int) -> Iterator[Pool]:
+    """A process pool whose workers ignore Ctrl-C (`init_worker`). On leaving, the workers are
+    terminated and joined whatever happened: the results wanted have been taken by then, and a worker
+    still busy after Ctrl-C must not outlive the command."""
+    pool = mp.get_context("fork").Pool(workers, initializer=init_worker)
+    try:
+        yield pool
+    finally:
+        pool.terminate()
+        pool.join()

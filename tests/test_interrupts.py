@@ -1,0 +1,179 @@
+"""Ctrl-C as a terminal sends it (SIGINT to the command's whole process group), whatever runs the work:
+the command writes its partial report with status interrupted and the counts reached, exits 130 with
+one line on stderr (progress lines aside), and leaves no process behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from sim.errors import EXIT_INTERRUPTED
+
+ROOT = Path(__file__).resolve().parent.parent
+BIG_TEACHING = ["teaching", "-p", "K=12", "-p", "N=12", "-p", "Q=7", "-p", "P=12"]  # minutes to check
+ONE_LINE = ["steersim: interrupted (Ctrl-C)"]
+PATIENCE = 60.0  # seconds a command may take to start, or to stop after Ctrl-C, on a busy machine
+
+
+def group_members(group: int) -> list[str]:
+    """The live processes (zombies are dead) of a process group, by a scan of /proc."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            command = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        state, _, pgrp = stat.rsplit(")", 1)[1].split()[:3]
+        if int(pgrp) == group and state != "Z":
+            found.append(f"{entry} {command}")
+    return found
+
+
+def wait_until(condition: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + PATIENCE
+    while not condition():
+        assert time.monotonic() < deadline, "the command never got going"
+        time.sleep(0.05)
+
+
+def outliving(command: subprocess.Popen) -> list[str]:
+    """The processes of the command's group still alive once it is done (killed, after a grace period
+    for exiting ones); the command itself is killed if it has not ended."""
+    if command.poll() is None:
+        os.killpg(command.pid, signal.SIGKILL)
+        command.wait()
+    deadline = time.monotonic() + PATIENCE / 4
+    while (left := group_members(command.pid)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if left:
+        os.killpg(command.pid, signal.SIGKILL)
+    return left
+
+
+def running(pid: int) -> bool:
+    """The process runs steersim's work: it has loaded numpy, which `sim.cli` imports only inside a
+    command (and a worker only with its first task)."""
+    try:
+        return "_multiarray_umath" in Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return False
+
+
+def interrupt(args: list[str], ready: str = "progress", settle: float = 0.0) -> tuple[int, list[str], str]:
+    """Run `steersim ARGS` in its own process group, wait until it is `ready` ("progress": its first
+    progress line, which comes when work is done; "workers": it runs, and so does a worker process;
+    "started": it runs), let it work `settle` seconds more, press Ctrl-C, and return its exit code, its
+    stderr lines other than progress lines, and its stdout. Asserts that no process of the group
+    outlives it (any that does is killed, so that a failing test leaves nothing behind either)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with tempfile.TemporaryFile("w+") as stdout:
+        command = subprocess.Popen([sys.executable, "-m", "sim.cli", *args], stdout=stdout, stderr=subprocess.PIPE,
+                                   text=True, env=env, cwd=ROOT, start_new_session=True)
+        err: list[str] = []
+        progressed = threading.Event()
+
+        def read_stderr() -> None:
+            for line in command.stderr:
+                err.append(line.rstrip("\n"))
+                if line.startswith("progress:"):
+                    progressed.set()
+
+        reader = threading.Thread(target=read_stderr, daemon=True)
+        reader.start()
+        try:
+            if ready == "progress":
+                wait_until(lambda: progressed.is_set() or command.poll() is not None)
+            wait_until(lambda: running(command.pid) or command.poll() is not None)
+            if ready == "workers":
+                wait_until(lambda: any(running(int(member.split()[0])) for member in group_members(command.pid)
+                                       if int(member.split()[0]) != command.pid))
+            time.sleep(settle)
+            if command.poll() is None:
+                os.killpg(command.pid, signal.SIGINT)
+            command.wait(timeout=PATIENCE)
+        finally:
+            left = outliving(command)
+        reader.join(PATIENCE)
+        stdout.seek(0)
+        out = stdout.read()
+    assert left == [], f"processes outlived the command: {left}"
+    lines = [line for line in err if not line.startswith("progress:")]
+    return command.returncode, lines, out
+
+
+@pytest.mark.parametrize("engine", [["--engine", "generic"], ["--engine", "vector"], ["--workers", "2"]],
+                         ids=["generic", "vector", "workers2"])
+def test_check_writes_its_partial_reports(engine, tmp_path):
+    report, junit = tmp_path / "check.json", tmp_path / "check.xml"
+    code, err, out = interrupt(["check", *BIG_TEACHING, "--no-liveness", *engine, "--json", str(report),
+                                "--junit", str(junit)])
+    assert (code, err) == (EXIT_INTERRUPTED, ONE_LINE), (code, err)
+    data = json.loads(report.read_text())
+    assert data["status"] == "interrupted"
+    assert 0 < data["states"] <= data["transitions"]
+    # an invariant cannot hold before the search ends; a `sometimes` may already be reached
+    assert {p["status"] for p in data["properties"] if p["kind"] == "always"} == {"unknown"}
+    assert f"interrupted: {data['states']:,} distinct states, {data['transitions']:,} transitions" in out
+    assert '<property name="status" value="interrupted" />' in junit.read_text()
+
+
+@pytest.mark.parametrize("executor", [[], ["--workers", "2"], ["--dask", "local"]],
+                         ids=["serial", "workers2", "dask"])
+def test_simulate_keeps_the_runs_finished(executor, tmp_path):
+    report = tmp_path / "sweep.json"
+    seeds = 2_000_000
+    code, err, out = interrupt(["simulate", "teaching", "--seeds", f"0..{seeds - 1}", *executor, "--json",
+                                str(report), "--out", str(tmp_path / "traces")],
+                               settle=0.5)
+    assert (code, err) == (EXIT_INTERRUPTED, ONE_LINE), (code, err)
+    data = json.loads(report.read_text())
+    assert data["status"] == "interrupted"
+    assert 0 < data["runs"] < seeds  # a progress line came: some runs were done
+    assert [run["seed"] for run in data["runs_detail"]] == sorted({run["seed"] for run in data["runs_detail"]})
+    assert len(data["runs_detail"]) == data["runs"]
+    assert out.startswith(f"interrupted: {data['runs']} runs")
+
+
+def test_ci_reports_the_cases_done_and_the_one_cut_short(tmp_path):
+    config = tmp_path / "pyproject.toml"
+    config.write_text('[[tool.steersim.check]]\nmodel = "teaching"\nexpect = "ok"\n\n'
+                      '[[tool.steersim.check]]\nmodel = "teaching"\ngrid = { K = 12, N = 12, Q = 7, P = 12 }\n'
+                      'expect = "ok"\n')
+    report, junit = tmp_path / "ci.json", tmp_path / "ci.xml"
+    code, err, _ = interrupt(["ci", "--config", str(config), "--json", str(report), "--junit", str(junit)],
+                             ready="started", settle=3.0)
+    assert (code, err) == (EXIT_INTERRUPTED, ONE_LINE), (code, err)
+    data = json.loads(report.read_text())
+    assert data["status"] == "interrupted"
+    assert data["results"][-1]["got"] == "interrupted"
+    assert data["passed"] == data["cases"] - 1 and data["failed"] == 0
+    assert '<property name="status" value="interrupted" />' in junit.read_text()
+
+
+def test_audit_stops_its_recording_child(tmp_path):
+    code, err, _ = interrupt(["audit", "teaching", "--seeds", "0..2000000"], ready="workers", settle=0.5)
+    assert (code, err) == (EXIT_INTERRUPTED, ONE_LINE), (code, err)
+
+
+def test_conform_keeps_the_interleavings_run(tmp_path):
+    report = tmp_path / "conform.json"
+    code, err, out = interrupt(["conform", "foundry", "--runs", "1000000", "--quiet", "--json", str(report)],
+                               ready="started", settle=3.0)
+    assert (code, err) == (EXIT_INTERRUPTED, ONE_LINE), (code, err)
+    data = json.loads(report.read_text())
+    assert data["status"] == "interrupted"
+    assert 0 <= data["runs"] < 1_000_000
+    assert out.startswith(f"foundry conformance (interrupted): {data['runs']} interleavings")
