@@ -407,7 +407,8 @@ class Explorer:
         props = list(self.results.values())
         if any(r.status in ("violated", "unreached") for r in props):
             status = "violation"
-        elif self.incomplete_reason is not None or any(r.status == "unknown" for r in props if r.kind != "eventually"):
+        elif self.incomplete_reason is not None or any(r.status == "unknown" for r in props
+                                                       if r.kind != "eventually" or self.options.liveness):
             status = "incomplete"
         else:
             status = "ok"

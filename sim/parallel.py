@@ -17,6 +17,7 @@ from array import array
 from collections.abc import Sequence
 from typing import Any
 
+from sim.errors import UsageError
 from sim.explorer import CheckOptions, CheckResult, PropertyResult
 from sim.fingerprint import fingerprint
 from sim.model import Model
@@ -94,11 +95,24 @@ def _serve(model: Model, me: int, workers: int, conn: Any) -> None:
             return
 
 
+def unsupported_with_workers(options: CheckOptions) -> str | None:
+    """The first option a parallel check cannot honour, as the command line spells it (None: none is
+    set). Such an option is refused rather than ignored, so that a run never claims what it did not do."""
+    unsupported = (("--strategy dfs", options.strategy != "bfs"), ("--por", options.por),
+                   ("--symmetry", options.symmetry), ("--checkpoint", options.checkpoint is not None),
+                   ("--engine vector", options.engine == "vector"))
+    return next((name for name, chosen in unsupported if chosen), None)
+
+
 def check_parallel(model: Model, options: CheckOptions, workers: int, identity: Any = None) -> CheckResult:
     """Breadth-first exhaustive check with `workers` processes (safety, `sometimes` and dead ends;
     liveness needs the whole graph in one place and is reported as not checked)."""
     if workers < 1:
         raise ValueError("workers must be at least 1")
+    refused = unsupported_with_workers(options)
+    if refused is not None:
+        raise UsageError(f"{refused} cannot be used with --workers {workers}: a parallel check does not "
+                         "support it; drop one of the two")
     started = time.monotonic()
     context = mp.get_context("fork")
     pipes, procs = [], []
@@ -179,7 +193,7 @@ def check_parallel(model: Model, options: CheckOptions, workers: int, identity: 
             r.note = notes[0] if r.kind == "eventually" and notes else "not decided: the run ended first"
     if any(r.status in ("violated", "unreached") for r in props):
         status = "violation"
-    elif incomplete or any(r.status == "unknown" for r in props if r.kind != "eventually"):
+    elif incomplete or any(r.status == "unknown" for r in props if r.kind != "eventually" or options.liveness):
         status = "incomplete"
     else:
         status = "ok"

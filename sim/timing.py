@@ -45,6 +45,12 @@ DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "lognormal": ("median", "sigma"),
 }
 FIRST_BLOCK, MAX_BLOCK = 32, 1024  # delays drawn per numpy call: blocks double, so short runs draw little
+# Bounds that keep virtual time finite. A delay parameter is at most MAX_DELAY virtual seconds (about 31
+# years), and a lognormal's sigma at most MAX_SIGMA. numpy's draws are bounded in practice (an exponential
+# draw is at most -log(2**-53) < 37, a standard normal one far below 40), so one delay stays below
+# 1e9 * e**400 < 1e183 and no run of any realistic length can add up to infinity. Larger values are
+# refused rather than let a clock overflow to infinity and pass for a quiescent run.
+MAX_DELAY, MAX_SIGMA = 1e9, 10.0
 
 
 @dataclass(frozen=True)
@@ -71,6 +77,10 @@ class Delay:
             v = spec[n]
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
                 raise UsageError(f"timing entry {where!r}: {n} must be a finite number >= 0, not {v!r}")
+            bound = MAX_SIGMA if n == "sigma" else MAX_DELAY
+            if v > bound:
+                raise UsageError(f"timing entry {where!r}: {n} = {v!r} is above the bound {bound:g} that keeps "
+                                 "virtual time finite; use a smaller value")
             values.append(float(v))
         if dist == "uniform" and values[0] > values[1]:
             raise UsageError(f"timing entry {where!r}: uniform needs low <= high")
