@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from sim.checkpoint import load_checkpoint, save_checkpoint
+from sim.checkpoint import check_checkpoint_target, load_checkpoint, save_checkpoint
 from sim.errors import UsageError
 from sim.fingerprint import fingerprint
 from sim.liveness import NO_CLASS, find_lasso
@@ -94,6 +94,8 @@ class Explorer:
     """One exhaustive run over a model. Use `check(model, options)`."""
 
     def __init__(self, model: Model, options: CheckOptions) -> None:
+        if options.checkpoint is not None:
+            check_checkpoint_target(options.checkpoint)
         self.model = model
         self.product = Product(model)
         self.options = options

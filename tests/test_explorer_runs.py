@@ -65,7 +65,7 @@ def test_resume_refuses_another_runs_checkpoint(tmp_path, capsys):
     assert code == 2 and "belongs to another run" in capsys.readouterr().err
     checkpoint.write_bytes(b"garbage")
     code = main(["check", "teaching", "--quiet", "--resume", str(checkpoint)])
-    assert code == 2 and "damaged" in capsys.readouterr().err
+    assert code == 2 and "not a steersim checkpoint" in capsys.readouterr().err
 
 
 def test_graph_export(tmp_path, capsys):
