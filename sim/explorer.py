@@ -27,11 +27,16 @@ from sim.checkpoint import check_checkpoint_target, load_checkpoint, save_checkp
 from sim.errors import UsageError
 from sim.fingerprint import fingerprint
 from sim.liveness import NO_CLASS, find_lasso
+from sim.memory import liveness_mb, rss_mb
 from sim.model import Model
 from sim.paths import Path, replay_indices
 from sim.product import Product, PState, Violation
 from sim.reduction import canonical, has_local_actions, has_symmetry
 from sim.visited import FingerprintTable, Frontier, PackedStates
+
+# the search looks at its limits every 256 expansions, in which at most this many states are new (for
+# the models at hand: a few dozen actions a state at most)
+STATES_BETWEEN_CHECKS = 256 * 16
 
 
 @dataclass
@@ -166,14 +171,13 @@ class Explorer:
                 continue
             self._expand(index, state, depth, frontier)
             check_every += 1
-            if check_every >= 256:
+            if check_every >= 256:  # see STATES_BETWEEN_CHECKS
                 check_every = 0
                 now = time.monotonic()
                 if opts.timeout is not None and now - started > opts.timeout:
                     self.incomplete_reason = f"time limit {opts.timeout:g} s reached"
                     break
-                if opts.max_memory_mb is not None and _rss_mb() > opts.max_memory_mb:
-                    self.incomplete_reason = f"memory limit {opts.max_memory_mb:g} MB reached"
+                if self._memory_exceeded(self.visited.growth_mb(STATES_BETWEEN_CHECKS)):
                     break
                 if opts.progress is not None and now >= next_report:
                     next_report = now + opts.progress_interval
@@ -325,6 +329,15 @@ class Explorer:
             result.status = "violated"
             result.counterexample = self._path(index, violation=violation)
 
+    def _memory_exceeded(self, coming_mb: float = 0.0) -> bool:
+        """Whether this process holds, or with the `coming_mb` the next step allocates would hold, more
+        than --max-memory; then the run ends incomplete, before the step."""
+        limit = self.options.max_memory_mb
+        if limit is not None and rss_mb() + coming_mb > limit:
+            self.incomplete_reason = f"memory limit {limit:g} MB reached"
+            return True
+        return False
+
     def _violated_and_stopping(self) -> bool:
         return not self.options.keep_going and any(r.status == "violated" for r in self.results.values())
 
@@ -357,8 +370,14 @@ class Explorer:
                 result.status = "holds"
             elif result.status == "unknown" and result.kind == "sometimes":
                 result.status = "unreached"
-        if self.track_graph:
-            self._check_liveness()
+        if not self.track_graph:
+            return
+        limit = self.options.max_memory_mb
+        needed = liveness_mb(len(self.parents), len(self.edge_src))
+        if limit is not None and rss_mb() + needed > limit:
+            self._drop_graph(f"it needs about {needed:,.0f} MB more, above --max-memory {limit:g} MB")
+            return
+        self._check_liveness()
 
     # ------------------------------------------------------------------ liveness
     def _check_liveness(self) -> None:
@@ -452,11 +471,3 @@ def resume(model: Model, path: str, options: CheckOptions) -> CheckResult:
     frontier, seconds = load_checkpoint(path, explorer)
     return explorer.run(frontier, seconds)
 
-
-def _rss_mb() -> float:
-    try:
-        with open("/proc/self/statm") as f:
-            pages = int(f.read().split()[1])
-    except OSError:
-        return 0.0
-    return pages * 4096 / 1e6
