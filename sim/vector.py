@@ -30,7 +30,7 @@ from sim.model import Action, Model
 from sim.monitors import Monitor, MonitorViolation
 from sim.product import Product, PState
 
-STEP_WORDS = 4  # 64-bit words of per-step arrays a chunk holds at once besides rows and ids (measured)
+STEP_WORDS = 4  # 64-bit words a step of a chunk holds besides its row and ids (rough: see benchmarks/memory_bench.py)
 CHUNK = 1 << 15  # states expanded per numpy pass: bounds the per-step arrays, not the search order
 FNV_OFFSET, FNV_PRIME = np.uint64(0xCBF29CE484222325), np.uint64(0x100000001B3)
 
