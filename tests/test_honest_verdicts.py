@@ -187,6 +187,18 @@ def test_max_memory_holds_under_workers(capsys):
     assert "memory limit" in capsys.readouterr().out
 
 
+def test_a_worker_stops_within_a_level_past_its_share_of_the_limit():
+    from sim.fingerprint import fingerprint
+    from sim.parallel import CANDIDATES_BETWEEN_CHECKS, _Partition
+    from sim.product import Product
+
+    model = TEACHING.build({})
+    init = Product(model).init_states()[0]
+    candidates = [(init, fingerprint(init), -1, -1, 0)] * (CANDIDATES_BETWEEN_CHECKS + 10)
+    assert _Partition(model, 0, 1).level(candidates, True, None)["memory"] is False
+    assert _Partition(model, 0, 1).level(candidates, True, -1.0)["memory"] is True  # no room at all
+
+
 @pytest.mark.parametrize("engine", ["generic", "vector"])
 def test_the_liveness_phase_is_skipped_when_it_would_pass_the_limit(monkeypatch, capsys, engine):
     """The search fits; the graph the liveness phase would build does not: liveness is not checked,
