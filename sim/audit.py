@@ -26,7 +26,7 @@ from typing import Any
 
 from sim.errors import EXIT_USAGE, UsageError
 from sim.registry import ModelSpec, get_model_spec
-from sim.simulator import Simulator
+from sim.simulator import Simulator, check_run_bounds
 from sim.timing import TimingProfile
 from sim.trace import make_trace, write_trace
 
@@ -59,6 +59,7 @@ def audit(model: str, params: Mapping[str, Any], bug: str | None, seeds: Sequenc
           timing_file: str | None = None, max_steps: int = 10_000,
           hash_seeds: Sequence[str] = HASH_SEEDS) -> AuditResult:
     """Record `seeds` in one child process per hash seed and compare the traces."""
+    check_run_bounds(max_steps, None)  # before any child starts
     with tempfile.TemporaryDirectory(prefix="steersim-audit-") as tmp:
         folders = []
         for hash_seed in hash_seeds:

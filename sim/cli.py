@@ -109,6 +109,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         from sim.graph import state_graph, write_graph
 
         write_graph(state_graph(model), args.graph)
+    if args.resume and args.workers > 1:
+        raise UsageError(f"--resume cannot be used with --workers {args.workers}: a checkpoint is resumed by "
+                         "one process; drop --workers")
     if args.resume:
         result = resume(model, args.resume, options)
     elif args.workers > 1:

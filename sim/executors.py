@@ -39,7 +39,7 @@ from sim.interrupts import collect, worker_pool
 from sim.model import Action, AdaptedModel, Model
 from sim.product import Product
 from sim.registry import get_model_spec
-from sim.simulator import Simulator
+from sim.simulator import Simulator, check_run_bounds
 from sim.sweep import RunVerdict, SweepReport, record_run, run_seeds, run_sweep
 from sim.timing import TimingProfile, kind_key
 
@@ -312,6 +312,7 @@ def sweep(model: str, params: Mapping[str, Any], bug: str | None, seeds: Sequenc
     same whatever runs the seeds. With `swarm` it also lists, per run, the kinds that run turned off,
     and the first counterexample's trace is recorded with that run's kinds turned off. `progress`, if
     given, hears how many runs are done about once a second."""
+    check_run_bounds(max_steps, max_time)  # before any worker starts
     inner = get_model_spec(model).build(params, bug)
     timing = TimingProfile.from_file(timing_file) if timing_file else TimingProfile.from_mapping(inner.default_timing())
     recipe = SweepRecipe.create(model, params, bug, timing, max_steps, max_time, swarm)

@@ -23,16 +23,21 @@ from typing import Any
 
 import numpy as np
 
-from sim.checkpoint import load_checkpoint, save_checkpoint
+from sim.checkpoint import check_checkpoint_target, load_checkpoint, save_checkpoint
 from sim.errors import EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION, ModelError, UsageError
 from sim.fingerprint import fingerprint
 from sim.interrupts import INTERRUPTED, INTERRUPTED_NOTE, UNDECIDED_NOTE
 from sim.liveness import NO_CLASS, find_lasso
+from sim.memory import liveness_mb, rss_mb
 from sim.model import Model
 from sim.paths import Path, located, replay_indices
 from sim.product import Product, PState, Violation
 from sim.reduction import canonical, has_local_actions, has_symmetry
 from sim.visited import FingerprintTable, Frontier, PackedStates
+
+# the search looks at its limits every 256 expansions, in which at most this many states are new (for
+# the models at hand: a few dozen actions a state at most)
+STATES_BETWEEN_CHECKS = 256 * 16
 
 
 @dataclass
@@ -96,6 +101,8 @@ class Explorer:
     """One exhaustive run over a model. Use `check(model, options)`."""
 
     def __init__(self, model: Model, options: CheckOptions) -> None:
+        if options.checkpoint is not None:
+            check_checkpoint_target(options.checkpoint)
         self.model = model
         self.product = Product(model)
         self.options = options
@@ -183,14 +190,13 @@ class Explorer:
             except ModelError as error:
                 raise located(error, self._path(index)) from None
             check_every += 1
-            if check_every >= 256:
+            if check_every >= 256:  # see STATES_BETWEEN_CHECKS
                 check_every = 0
                 now = time.monotonic()
                 if opts.timeout is not None and now - started > opts.timeout:
                     self.incomplete_reason = f"time limit {opts.timeout:g} s reached"
                     break
-                if opts.max_memory_mb is not None and _rss_mb() > opts.max_memory_mb:
-                    self.incomplete_reason = f"memory limit {opts.max_memory_mb:g} MB reached"
+                if self._memory_exceeded(self.visited.growth_mb(STATES_BETWEEN_CHECKS)):
                     break
                 if opts.progress is not None and now >= next_report:
                     next_report = now + opts.progress_interval
@@ -342,6 +348,15 @@ class Explorer:
             result.status = "violated"
             result.counterexample = self._path(index, violation=violation)
 
+    def _memory_exceeded(self, coming_mb: float = 0.0) -> bool:
+        """Whether this process holds, or with the `coming_mb` the next step allocates would hold, more
+        than --max-memory; then the run ends incomplete, before the step."""
+        limit = self.options.max_memory_mb
+        if limit is not None and rss_mb() + coming_mb > limit:
+            self.incomplete_reason = f"memory limit {limit:g} MB reached"
+            return True
+        return False
+
     def _violated_and_stopping(self) -> bool:
         return not self.options.keep_going and any(r.status == "violated" for r in self.results.values())
 
@@ -374,8 +389,14 @@ class Explorer:
                 result.status = "holds"
             elif result.status == "unknown" and result.kind == "sometimes":
                 result.status = "unreached"
-        if self.track_graph:
-            self._check_liveness()
+        if not self.track_graph:
+            return
+        limit = self.options.max_memory_mb
+        needed = liveness_mb(len(self.parents), len(self.edge_src))
+        if limit is not None and rss_mb() + needed > limit:
+            self._drop_graph(f"it needs about {needed:,.0f} MB more, above --max-memory {limit:g} MB")
+            return
+        self._check_liveness()
 
     # ------------------------------------------------------------------ liveness
     def _check_liveness(self) -> None:
@@ -428,7 +449,8 @@ class Explorer:
             status = INTERRUPTED
         elif any(r.status in ("violated", "unreached") for r in props):
             status = "violation"
-        elif self.incomplete_reason is not None or any(r.status == "unknown" for r in props if r.kind != "eventually"):
+        elif self.incomplete_reason is not None or any(r.status == "unknown" for r in props
+                                                       if r.kind != "eventually" or self.options.liveness):
             status = "incomplete"
         else:
             status = "ok"
@@ -473,11 +495,3 @@ def resume(model: Model, path: str, options: CheckOptions) -> CheckResult:
     frontier, seconds = load_checkpoint(path, explorer)
     return explorer.run_interruptible(frontier, seconds)
 
-
-def _rss_mb() -> float:
-    try:
-        with open("/proc/self/statm") as f:
-            pages = int(f.read().split()[1])
-    except OSError:
-        return 0.0
-    return pages * 4096 / 1e6

@@ -17,14 +17,16 @@ from array import array
 from collections.abc import Sequence
 from typing import Any
 
-from sim.errors import ModelError
+from sim.errors import ModelError, UsageError
 from sim.explorer import CheckOptions, CheckResult, PropertyResult
 from sim.fingerprint import fingerprint
 from sim.interrupts import INTERRUPTED, INTERRUPTED_NOTE, UNDECIDED_NOTE, init_worker
+from sim.memory import group_mb, rss_mb
 from sim.model import Model
 from sim.paths import located, replay_indices
 from sim.product import Product, Violation
 
+CANDIDATES_BETWEEN_CHECKS = 512  # a worker looks at its memory this often within a level
 Candidate = tuple[Any, int, int, int, int]  # (state, fp, parent worker, parent index, action index)
 
 
@@ -39,15 +41,21 @@ class _Partition:
         self.parent_index = array("q")
         self.action_index = array("H")
 
-    def level(self, candidates: Sequence[Candidate], expand: bool) -> dict[str, Any]:
-        """Admit this level's candidates (first occurrence wins) and expand the new states."""
+    def level(self, candidates: Sequence[Candidate], expand: bool, allowance_mb: float | None) -> dict[str, Any]:
+        """Admit this level's candidates (first occurrence wins) and expand the new states. A worker may
+        grow by `allowance_mb` in the level (its share of what --max-memory leaves): past that it stops,
+        and says so with `memory`."""
         product = self.product
         out: list[list[Candidate]] = [[] for _ in range(self.workers)]
         findings: list[tuple[str, str, int, int]] = []  # (property, message, index, action index or -1)
         reached: list[tuple[str, int]] = []
         admitted = transitions = 0
-        has_more = False
-        for state, fp, parent_worker, parent_index, action in candidates:
+        has_more = over_memory = False
+        ceiling = None if allowance_mb is None else rss_mb() + allowance_mb
+        for count, (state, fp, parent_worker, parent_index, action) in enumerate(candidates, 1):
+            if ceiling is not None and count % CANDIDATES_BETWEEN_CHECKS == 0 and rss_mb() > ceiling:
+                over_memory = True
+                break
             if fp in self.visited:
                 continue
             self.visited.add(fp)
@@ -77,7 +85,7 @@ class _Partition:
             if not any_successor:
                 findings += [(v.property, v.message, index, -1) for v in product.end_violations(state)]
         return {"out": out, "findings": findings, "reached": reached, "admitted": admitted,
-                "transitions": transitions, "has_more": has_more}
+                "transitions": transitions, "has_more": has_more, "memory": over_memory}
 
     def parent(self, index: int) -> tuple[int, int, int]:
         return self.parent_worker[index], self.parent_index[index], self.action_index[index]
@@ -100,12 +108,25 @@ def _serve(model: Model, me: int, workers: int, conn: Any) -> None:
             return
 
 
+def unsupported_with_workers(options: CheckOptions) -> str | None:
+    """The first option a parallel check cannot honour, as the command line spells it (None: none is
+    set). Such an option is refused rather than ignored, so that a run never claims what it did not do."""
+    unsupported = (("--strategy dfs", options.strategy != "bfs"), ("--por", options.por),
+                   ("--symmetry", options.symmetry), ("--checkpoint", options.checkpoint is not None),
+                   ("--engine vector", options.engine == "vector"))
+    return next((name for name, chosen in unsupported if chosen), None)
+
+
 def check_parallel(model: Model, options: CheckOptions, workers: int, identity: Any = None) -> CheckResult:
     """Breadth-first exhaustive check with `workers` processes (safety, `sometimes` and dead ends;
     liveness needs the whole graph in one place and is reported as not checked). Ctrl-C ends it with
     the levels done so far, status interrupted; the workers, which ignore it, are terminated."""
     if workers < 1:
         raise ValueError("workers must be at least 1")
+    refused = unsupported_with_workers(options)
+    if refused is not None:
+        raise UsageError(f"{refused} cannot be used with --workers {workers}: a parallel check does not "
+                         "support it; drop one of the two")
     started = time.monotonic()
     context = mp.get_context("fork")
     pipes, procs = [], []
@@ -128,10 +149,19 @@ def check_parallel(model: Model, options: CheckOptions, workers: int, identity: 
         distinct = transitions = depth = max_depth = 0
         incomplete = None
         interrupted = False
+        worker_pids = [proc.pid for proc in procs]
+        limit = options.max_memory_mb
         while any(incoming):
             expand = options.max_depth is None or depth < options.max_depth
+            allowance = None
+            if limit is not None:
+                held = group_mb("self", worker_pids)
+                if held > limit:
+                    incomplete = f"memory limit {limit:g} MB reached"
+                    break
+                allowance = (limit - held) / (workers + 1)  # the coordinator's share takes the replies
             for pipe, batch in zip(pipes, incoming, strict=True):
-                pipe.send(("level", (batch, expand)))
+                pipe.send(("level", (batch, expand, allowance)))
             replies = [pipe.recv() for pipe in pipes]
             for worker, reply in enumerate(replies):
                 if "error" in reply:
@@ -154,6 +184,9 @@ def check_parallel(model: Model, options: CheckOptions, workers: int, identity: 
                     result.status = "violated"
                     result.counterexample = _path(product, pipes, worker, index, action if action >= 0 else None,
                                                   Violation(name, message))
+            if any(r["memory"] for r in replies):
+                incomplete = f"memory limit {limit:g} MB reached"
+                break
             if not expand and any(r["has_more"] for r in replies):
                 incomplete = f"depth limit {options.max_depth} reached"
                 break
@@ -199,7 +232,7 @@ def check_parallel(model: Model, options: CheckOptions, workers: int, identity: 
         notes.insert(0, INTERRUPTED_NOTE)
     elif any(r.status in ("violated", "unreached") for r in props):
         status = "violation"
-    elif incomplete or any(r.status == "unknown" for r in props if r.kind != "eventually"):
+    elif incomplete or any(r.status == "unknown" for r in props if r.kind != "eventually" or options.liveness):
         status = "incomplete"
     else:
         status = "ok"

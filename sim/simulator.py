@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any, NamedTuple
 
-from sim.errors import ModelError
+from sim.errors import ModelError, UsageError
 from sim.model import Action, Model
 from sim.product import Product, PState, Transition, Violation
 from sim.timing import Clocks, TimingProfile
@@ -96,12 +96,22 @@ def _picker(sources: tuple[int, ...]) -> Callable[[Sequence[float]], Sequence[fl
     return lambda times: ()
 
 
+def check_run_bounds(max_steps: int, max_time: float | None) -> None:
+    """Refuse bounds under which no run could take a step: such a sweep would judge only initial states
+    and report every `sometimes` property unreached."""
+    if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
+        raise UsageError(f"--max-steps must be a whole number of at least 1, not {max_steps!r}")
+    if max_time is not None and not (0 < max_time < INF):
+        raise UsageError(f"--max-time must be a finite number of virtual seconds above 0, not {max_time!r}")
+
+
 class Simulator:
     """Runs seeds of one model under one timing profile. `cache_states` bounds the memo of visited
     states (cleared when full; nodes a running seed still holds are dropped when it ends)."""
 
     def __init__(self, model: Model, timing: TimingProfile | None = None,
                  max_steps: int = 100_000, max_time: float | None = None, cache_states: int = 100_000) -> None:
+        check_run_bounds(max_steps, max_time)
         self.product = Product(model)
         self.timing = timing or TimingProfile.from_mapping(model.default_timing())
         self.max_steps = max_steps
@@ -167,6 +177,7 @@ class Simulator:
         while times:
             when = min(times)
             if when == INF:
+                self._refuse_overflow(node, times)
                 break
             index = times.index(when)  # the first minimum: the action listed first wins ties
             edge = node.edges[index]
@@ -176,6 +187,20 @@ class Simulator:
                 return when, (edge if when < self._limit else None)
             times[index] = INF
         return INF, None
+
+    def _refuse_overflow(self, node: _Node, times: list[float]) -> None:
+        """A clock at infinity is a no-op's dropped clock, unless its action can fire: then virtual time
+        overflowed, and a run that stopped there would pass for a quiescent one (and its open obligations
+        for a violation). Such a run gets no verdict."""
+        for index, when in enumerate(times):
+            if when != INF:
+                continue
+            edge = node.edges[index]
+            if edge is _UNKNOWN:
+                edge = self._edge(node, index)
+            if edge:
+                raise UsageError(f"virtual time overflowed to infinity before {node.actions[index].label()}: the "
+                                 "timing profile's delays are too large to simulate; use smaller delays")
 
     def _start(self, clocks: Clocks) -> tuple[int, _Node, tuple[Violation, ...]]:
         """The run's initial state (drawn from the `init` stream when there are several) as a node, and

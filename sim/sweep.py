@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sim.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION
+from sim.errors import EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION
 from sim.interrupts import INTERRUPTED, collect
 from sim.model import Model
 from sim.product import Product
-from sim.simulator import Simulator
+from sim.simulator import STEP_LIMIT, TIME_LIMIT, Simulator
 from sim.timing import TimingProfile
 from sim.trace import make_trace, write_trace
 
@@ -75,12 +75,22 @@ class SweepReport:
     def violating_runs(self) -> int:
         return sum(1 for v in self.verdicts if v.violations)
 
+    @property
+    def cut_runs(self) -> int:
+        """Runs stopped by the step or the time bound before they ended of themselves: what they would
+        have done next is unknown, so a sweep with any of them proves nothing beyond its violations."""
+        return sum(1 for v in self.verdicts if v.end in (STEP_LIMIT, TIME_LIMIT))
+
     def property_status(self) -> list[dict[str, Any]]:
         rows = []
+        cut = self.cut_runs
         for name, kind in self.properties:
             violated = [v.seed for v in self.verdicts if any(p == name for p, _ in v.violations)]
             reached = [v.seed for v in self.verdicts if name in v.reached]
-            if kind == "sometimes":
+            if kind == "sometimes" and not reached and cut:
+                rows.append({"name": name, "kind": kind, "status": "unknown", "runs": 0, "first_seed": None,
+                             "note": f"not reached, but {cut} runs were cut by a limit before they ended"})
+            elif kind == "sometimes":
                 status = "reached" if reached else "unreached"
                 rows.append({"name": name, "kind": kind, "status": status, "runs": len(reached),
                              "first_seed": reached[0] if reached else None})
@@ -97,14 +107,18 @@ class SweepReport:
         if self.interrupted:
             return INTERRUPTED
         rows = self.property_status()
-        return "violation" if any(r["status"] in ("violated", "unreached") for r in rows) else "ok"
+        if any(r["status"] in ("violated", "unreached") for r in rows):
+            return "violation"
+        return "incomplete" if self.cut_runs else "ok"
 
     @property
     def exit_code(self) -> int:
-        return {INTERRUPTED: EXIT_INTERRUPTED, "violation": EXIT_VIOLATION}.get(self.status, EXIT_OK)
+        return {INTERRUPTED: EXIT_INTERRUPTED, "violation": EXIT_VIOLATION, "incomplete": EXIT_INCOMPLETE}.get(
+            self.status, EXIT_OK)
 
     def summary_line(self) -> str:
-        return (f"{self.status}: {self.runs} runs, {self.steps:,} steps, {self.violating_runs} violating runs, "
+        cut = f", {self.cut_runs} runs cut by --max-steps or --max-time" if self.cut_runs else ""
+        return (f"{self.status}: {self.runs} runs, {self.steps:,} steps, {self.violating_runs} violating runs{cut}, "
                 f"{math.fsum(v.time for v in self.verdicts):,.1f} s of virtual time")
 
     def property_lines(self) -> list[str]:
@@ -118,7 +132,7 @@ class SweepReport:
         return {
             "model": self.model, "params": self.params, "bug": self.bug, "timing": self.timing,
             "seeds": list(self.seeds), "status": self.status, "runs": self.runs, "steps": self.steps,
-            "violations": self.violating_runs,
+            "violations": self.violating_runs, "cut_runs": self.cut_runs,
             "seconds": round(math.fsum(v.time for v in self.verdicts), 6),  # rounded once, on any Python
             "properties": self.property_status(),
             "first_counterexample": None if self.first_seed is None else {"seed": self.first_seed,

@@ -57,6 +57,12 @@ FIRST_BLOCK, MAX_BLOCK = 32, 1024  # delays drawn per numpy call: blocks double,
 # methods, not operators, as those follow a context that any caller may change
 _BINARY64 = gmpy2.ieee(64)
 _TWO_PI = _BINARY64.mul(2, gmpy2.const_pi(53))
+# Bounds that keep virtual time finite. A delay parameter is at most MAX_DELAY virtual seconds (about 31
+# years), and a lognormal's sigma at most MAX_SIGMA. the standard draws are bounded (an exponential draw
+# -log(1 - u) is at most -log(2**-53) < 37, a Box-Muller normal one at most sqrt(2 * 37) < 9), so one delay stays below
+# 1e9 * e**400 < 1e183 and no run of any realistic length can add up to infinity. Larger values are
+# refused rather than let a clock overflow to infinity and pass for a quiescent run.
+MAX_DELAY, MAX_SIGMA = 1e9, 10.0
 
 
 @dataclass(frozen=True)
@@ -83,6 +89,10 @@ class Delay:
             v = spec[n]
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not _finite(v) or v < 0:
                 raise UsageError(f"timing entry {where!r}: {n} must be a finite number >= 0, not {v!r}")
+            bound = MAX_SIGMA if n == "sigma" else MAX_DELAY
+            if v > bound:
+                raise UsageError(f"timing entry {where!r}: {n} = {v!r} is above the bound {bound:g} that keeps "
+                                 "virtual time finite; use a smaller value")
             values.append(float(v))
         if dist == "uniform" and values[0] > values[1]:
             raise UsageError(f"timing entry {where!r}: uniform needs low <= high")

@@ -293,13 +293,57 @@ def _replay(trace: Trace, product: Product, done: list[str]) -> ReplayResult:
         if hex_fingerprint(transition.target) != step.state:
             return ReplayResult(False, step.i, f"step {step.i} ({_label(wanted)}): the model reaches a different "
                                 "state (fingerprint differs)", violations)
+        broke = [violation_json(v) for v in transition.violations]
+        if broke != step.violations:
+            return ReplayResult(False, step.i, f"step {step.i} ({_label(wanted)}): the model now breaks "
+                                f"{json.dumps(broke)} instead of the recorded {json.dumps(step.violations)}",
+                                violations)
         violations.extend(transition.violations)
         state = transition.target
         done.append(action.label())
-    ended = trace.end == "quiescent" or (trace.end == "violation" and trace.violations)
-    if ended and not product.successors(state):
-        violations.extend(product.end_violations(state))
+    ending = product.end_violations(state) if not product.successors(state) else None
+    wrong_end = _end_differs(trace, product, bool(violations), ending)
+    if wrong_end is not None:
+        return ReplayResult(False, len(trace.steps), f"the recorded end differs: {wrong_end}", violations)
+    if ending is not None and trace.end in ("quiescent", "violation"):
+        violations.extend(v for v in ending if v not in violations)
     return ReplayResult(True, len(trace.steps), f"{len(trace.steps)} steps reproduced", violations)
+
+
+# why a simulated run stops (sim.simulator); other writers record ends of their own ("session ended",
+# "divergence") that claim nothing about the model's run beyond the violations listed
+SIMULATED_ENDS = ("quiescent", "step-limit", "time-limit", "violation")
+
+
+def _end_differs(trace: Trace, product: Product, stepped: bool, ending: tuple[Violation, ...] | None) -> str | None:
+    """Why the trace's last line is not what re-executing its steps gives (None: it is). `stepped` says
+    whether a step broke a property, `ending` is what the monitors say of the last state when nothing
+    more can happen there (None: something can). A listed violation must be one the last state shows, or
+    a liveness property's, which only the explorer's lasso shows; a run cut by a limit lists none."""
+    if trace.end is None and not trace.violations:
+        return None
+    shown = [violation_json(v) for v in ending or ()]
+    live = {p.name for p in product.liveness}
+    unshown = [v for v in trace.violations
+               if v not in shown and not (isinstance(v, dict) and v.get("property") in live)]
+    if unshown:
+        return f"it lists {json.dumps(unshown)}, which the last state does not show"
+    if trace.end == "quiescent":
+        if ending is None:
+            return "it says quiescent, but actions are still enabled at the last state"
+        if stepped or ending:
+            return "it says quiescent, but the run breaks a property"
+    elif trace.end == "violation":
+        if not stepped and not trace.violations:
+            return "it says violation, but lists none and no step breaks a property"
+    elif trace.end in ("step-limit", "time-limit"):
+        if stepped or trace.violations:
+            return f"it says {trace.end}, but the run breaks a property (it would have ended there)"
+        if trace.end == "time-limit" and ending is not None:
+            return "it says time-limit, but nothing can happen at the last state (the run is quiescent)"
+    elif trace.end is not None and not isinstance(trace.end, str):
+        return f"the end reason must be a string, not {trace.end!r}"
+    return None
 
 
 def _events_match(matcher: Any, expected: Iterable[Event], recorded: list[dict[str, Any]]) -> bool:

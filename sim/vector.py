@@ -23,13 +23,14 @@ from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
-from sim.explorer import CheckOptions, CheckResult, Explorer, _rss_mb
+from sim.explorer import CheckOptions, CheckResult, Explorer
 from sim.facts import Fact
 from sim.liveness import NO_CLASS
 from sim.model import Action, Model, as_model_base
 from sim.monitors import Monitor, MonitorViolation
 from sim.product import Product, PState
 
+STEP_WORDS = 4  # 64-bit words a step of a chunk holds besides its row and ids (rough: see benchmarks/memory_bench.py)
 CHUNK = 1 << 15  # states expanded per numpy pass: bounds the per-step arrays, not the search order
 FNV_OFFSET, FNV_PRIME = np.uint64(0xCBF29CE484222325), np.uint64(0x100000001B3)
 
@@ -232,13 +233,10 @@ class VectorExplorer(Explorer):
         depth = 0
         next_report = started + opts.progress_interval
         pending = len(rows) > 0
-        while pending and not self._stopped():
+        while pending and not self._stopped() and self.incomplete_reason is None:
             now = time.monotonic()
             if opts.timeout is not None and now - started > opts.timeout:
                 self.incomplete_reason = f"time limit {opts.timeout:g} s reached"
-                break
-            if opts.max_memory_mb is not None and _rss_mb() > opts.max_memory_mb:
-                self.incomplete_reason = f"memory limit {opts.max_memory_mb:g} MB reached"
                 break
             if opts.progress is not None and now >= next_report:
                 next_report = now + opts.progress_interval
@@ -327,10 +325,10 @@ class VectorExplorer(Explorer):
         found_rows, found_ids = [], []
         unexpanded = False
         for lo in range(0, len(rows), CHUNK):
-            if lo and self._stopped():
+            hi = min(lo + CHUNK, len(rows))
+            if (lo and self._stopped()) or self._memory_exceeded(self._chunk_mb(hi - lo)):
                 unexpanded = True
                 break
-            hi = min(lo + CHUNK, len(rows))
             new_rows, new_ids, complete = self._expand_chunk(rows[lo:hi], ids[lo:hi], np.arange(first + lo, first + hi),
                                                              depth)
             found_rows.append(new_rows)
@@ -338,8 +336,18 @@ class VectorExplorer(Explorer):
             if not complete:
                 unexpanded = True
                 break
+        if not found_rows:
+            return rows[:0], ids[:0], True
         rows, ids = np.vstack(found_rows), np.vstack(found_ids)
         return rows, ids, unexpanded or len(rows) > 0
+
+    def _chunk_mb(self, states: int) -> float:
+        """What expanding `states` states allocates at once, in MB: the chunk's steps (a row, fact codes,
+        monitor ids and a few words of bookkeeping each, at the branching seen so far) and the copy of
+        the visited set that merging the new states makes."""
+        branching = self.transitions / len(self.parents) if self.transitions else 8.0
+        per_step = 2 * self.stride + 8 * len(self.tables) + STEP_WORDS * 8
+        return (states * branching * per_step + 12 * (len(self.seen.fps) + states * branching)) / 1e6
 
     def _expand_chunk(self, rows: np.ndarray, ids: np.ndarray, index: np.ndarray,
                       depth: int) -> tuple[np.ndarray, np.ndarray, bool]:

@@ -68,6 +68,13 @@ class FingerprintTable:
         self.values[slot] = index
         self.count += 1
 
+    def growth_mb(self, coming: int) -> float:
+        """What doubling the table would allocate at once (the new arrays, the entries' copies and the
+        rounds' temporaries, in MB) if `coming` more fingerprints make it double; 0 when they do not."""
+        if (self.count + coming) * 10 <= len(self.keys) * 7:
+            return 0.0
+        return (12 * len(self.keys) + 24 * self.count) / 1e6
+
     def items(self) -> list[tuple[int, int]]:
         used = np.nonzero(self.keys)[0]
         return list(zip(self.keys[used].tolist(), self.values[used].tolist(), strict=True))

@@ -14,6 +14,7 @@ import os
 import pickle
 import subprocess
 import sys
+from hashlib import blake2b
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import sim.checkpoint as checkpoint_format
 import sim.cli
 from sim.cli import main
 from sim.errors import EXIT_BROKEN_PIPE, EXIT_INTERNAL, EXIT_USAGE
@@ -596,9 +598,23 @@ def checkpoint(tmp_path_factory: pytest.TempPathFactory) -> bytes:
     return path.read_bytes()
 
 
+def _checkpoint_parts(content: bytes) -> tuple[bytes, bytes]:
+    """The identity line and the pickled search state of a checkpoint (`sim.checkpoint`'s layout)."""
+    body = content[len(checkpoint_format.MAGIC):].partition(b"\n")[2]
+    identity, _, payload = body.partition(b"\n")
+    return identity, payload
+
+
+def _signed(identity: bytes, payload: bytes) -> bytes:
+    """A checkpoint whose checksum matches its (damaged) contents, as a buggy or foreign writer makes one."""
+    body = identity + b"\n" + payload
+    digest = blake2b(body, digest_size=checkpoint_format.DIGEST_SIZE).hexdigest().encode()
+    return checkpoint_format.MAGIC + digest + b"\n" + body
+
+
 @st.composite
 def damaged_checkpoint(draw: st.DrawFn, content: bytes) -> bytes:
-    how = draw(st.sampled_from(["cut", "prefix", "noise", "other file", "layout"]))
+    how = draw(st.sampled_from(["cut", "prefix", "noise", "other file", "flipped bit", "identity", "layout"]))
     if how == "cut":
         return content[:draw(st.integers(0, len(content) - 1))]
     if how == "prefix":
@@ -607,24 +623,32 @@ def damaged_checkpoint(draw: st.DrawFn, content: bytes) -> bytes:
         return draw(st.binary(max_size=64))
     if how == "other file":
         return draw(st.sampled_from([p.read_bytes() for p in CANONICAL[:1]] + [b"", b"\x80\x05N.", b"\x80\x05K\x01."]))
-    data = pickle.loads(content)  # the layout damaged: a part dropped or of another type
-    part = draw(st.sampled_from(["run", "search", "frontier", "seconds", "search part"]))
+    if how == "flipped bit":
+        at = draw(st.integers(0, len(content) - 1))
+        return content[:at] + bytes([content[at] ^ (1 << draw(st.integers(0, 7)))]) + content[at + 1:]
+    identity, payload = _checkpoint_parts(content)
+    if how == "identity":  # checksummed, but not the JSON object of a run
+        return _signed(draw(st.sampled_from([b"", b"[]", b"null", b"{", b"\xff\xfe"])), payload)
+    data = pickle.loads(payload)  # the layout damaged: a part dropped or of another type
+    part = draw(st.sampled_from(["search", "frontier", "seconds", "search part", "whole"]))
     values = st.one_of(st.none(), st.integers(), st.text(max_size=3), st.lists(st.integers(), max_size=2),
                        st.just(math.nan), st.just(-1.0))
+    if part == "whole":
+        return _signed(identity, pickle.dumps(draw(values)))
     if part == "search part":
         name = draw(st.sampled_from(sorted(data["search"])))
         if draw(st.booleans()):
             data["search"].pop(name)
         else:
             data["search"][name] = draw(values.filter(lambda v: type(v) is not type(data["search"][name])))
-        return pickle.dumps(data)
+        return _signed(identity, pickle.dumps(data))
     if part == "seconds":
         values = values.filter(lambda v: not (type(v) in (int, float) and v >= 0))
     if draw(st.booleans()):
         data.pop(part)
     else:
         data[part] = draw(values)
-    return pickle.dumps(data)
+    return _signed(identity, pickle.dumps(data))
 
 
 @generated(50)
