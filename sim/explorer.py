@@ -24,7 +24,6 @@ from typing import Any
 import numpy as np
 
 from sim.checkpoint import load_checkpoint, save_checkpoint
-from sim.errors import UsageError
 from sim.fingerprint import fingerprint
 from sim.liveness import NO_CLASS, find_lasso
 from sim.model import Model
@@ -420,26 +419,6 @@ class Explorer:
                     next((n for n in notes if n.startswith("liveness not checked")), "liveness not checked"))
         return CheckResult(self.product.model.name, status, len(self.parents), self.transitions,
                            self.max_depth, seconds, props, notes)
-
-
-ENGINES = ("auto", "generic", "vector")
-
-
-def check(model: Model, options: CheckOptions | None = None) -> CheckResult:
-    """Explore `model` exhaustively (within the options' limits) and judge every property. Both engines
-    give the same report; the vector engine is the fast one, for models that ship a vector kernel."""
-    options = options or CheckOptions()
-    if options.engine not in ENGINES:
-        raise UsageError(f"unknown engine {options.engine!r}; use one of {', '.join(ENGINES)}")
-    if options.engine != "generic":
-        from sim.vector import VectorExplorer, vector_unsupported
-
-        reason = vector_unsupported(model, options)
-        if reason is None:
-            return VectorExplorer(model, options).run()
-        if options.engine == "vector":
-            raise UsageError(f"engine vector cannot run this check: {reason}")
-    return Explorer(model, options).run()
 
 
 def resume(model: Model, path: str, options: CheckOptions) -> CheckResult:

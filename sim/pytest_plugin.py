@@ -31,7 +31,8 @@ def assert_properties(model: str | Model, bug: str | None = None, options: Check
     and raise AssertionError naming every violated or unreached property with its shortest
     counterexample. Returns the CheckResult when everything holds."""
     __tracebackhide__ = True
-    from sim.explorer import CheckOptions, check
+    from sim.engines import check
+    from sim.explorer import CheckOptions
 
     if isinstance(model, str):
         from sim.registry import get_model_spec

@@ -24,7 +24,8 @@ from sim.diagram import (
 )
 from sim.draw.layout import MAX_SHOWN, lane_order, layout
 from sim.draw.style import figure_bytes
-from sim.explorer import CheckOptions, check
+from sim.engines import check
+from sim.explorer import CheckOptions
 from sim.graphview import GraphTooLarge, explore_graph, graph_figure, path_nodes, state_summary, summary_figure
 from sim.registry import get_model_spec
 from sim.retime import retime_actions, retime_path, retime_trace
