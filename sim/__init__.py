@@ -30,7 +30,7 @@ _EXPORTS = {
     "Param": "sim.registry",
     "CheckOptions": "sim.explorer",
     "CheckResult": "sim.explorer",
-    "check": "sim.explorer",
+    "check": "sim.engines",
 }
 
 __all__ = sorted(_EXPORTS)

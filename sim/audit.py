@@ -79,7 +79,7 @@ def audit(model: str, params: Mapping[str, Any], bug: str | None, seeds: Sequenc
 def _record_in_child(model: str, params: Mapping[str, Any], bug: str | None, seeds: Sequence[int], out: Path,
                      timing_file: str | None, max_steps: int, hash_seed: str) -> None:
     command = [sys.executable, "-m", "sim.audit", "record", model, "--params", json.dumps(dict(params)),
-               "--seeds", f"{seeds[0]}..{seeds[-1]}", "--out", str(out), "--max-steps", str(max_steps)]
+               "--first", str(seeds[0]), "--last", str(seeds[-1]), "--out", str(out), "--max-steps", str(max_steps)]
     if bug:
         command += ["--bug", bug]
     if timing_file:
@@ -124,22 +124,21 @@ def _describe(number: int, a: dict[str, Any], b: dict[str, Any]) -> str:
 
 
 def _main(argv: Sequence[str] | None = None) -> int:
-    from sim.cli import parse_seeds
-
     parser = argparse.ArgumentParser(prog="python -m sim.audit")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("record", help="write every seed's trace (the audit's child process)")
     p.add_argument("model")
     p.add_argument("--params", default="{}", help="resolved parameters as JSON")
     p.add_argument("--bug")
-    p.add_argument("--seeds", required=True)
+    p.add_argument("--first", type=int, required=True, help="the first seed")
+    p.add_argument("--last", type=int, required=True, help="the last seed (inclusive)")
     p.add_argument("--out", required=True)
     p.add_argument("--timing")
     p.add_argument("--max-steps", type=int, default=10_000)
     args = parser.parse_args(argv)
     try:
         spec = get_model_spec(args.model)
-        record(spec, spec.resolve(json.loads(args.params)), args.bug, parse_seeds(args.seeds), Path(args.out),
+        record(spec, spec.resolve(json.loads(args.params)), args.bug, range(args.first, args.last + 1), Path(args.out),
                args.timing, args.max_steps)
     except UsageError as bad:
         print(bad, file=sys.stderr)

@@ -13,7 +13,7 @@ that must catch it:
                                            # or { name = "property", ... }
     max_states = 50000                     # optional limits: max_states, max_depth, timeout
 
-Every case runs `sim.explorer.check` with `keep_going`, so the catching property is judged even when
+Every case runs `sim.engines.check` with `keep_going`, so the catching property is judged even when
 another one is violated first. A case passes when the correct model's status is `expect`, or when the
 bug variant's catching property is `violated`. A malformed table is refused before anything runs, with
 one line naming the bad key, so that a typo never passes as an empty matrix.
@@ -30,8 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sim.engines import check
 from sim.errors import UsageError
-from sim.explorer import CheckOptions, CheckResult, check
+from sim.explorer import CheckOptions, CheckResult
 from sim.interrupts import INTERRUPTED
 from sim.registry import ModelSpec, get_model_spec
 from sim.reports import junit_xml

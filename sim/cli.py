@@ -88,7 +88,8 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from sim.explorer import CheckOptions, check, resume
+    from sim.engines import check
+    from sim.explorer import CheckOptions, resume
     from sim.reports import check_json, check_junit, write_json
 
     _, params, model = _build(args)

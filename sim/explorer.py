@@ -468,26 +468,6 @@ class Explorer:
                            self.max_depth, seconds, props, notes)
 
 
-ENGINES = ("auto", "generic", "vector")
-
-
-def check(model: Model, options: CheckOptions | None = None) -> CheckResult:
-    """Explore `model` exhaustively (within the options' limits) and judge every property. Both engines
-    give the same report; the vector engine is the fast one, for models that ship a vector kernel."""
-    options = options or CheckOptions()
-    if options.engine not in ENGINES:
-        raise UsageError(f"unknown engine {options.engine!r}; use one of {', '.join(ENGINES)}")
-    if options.engine != "generic":
-        from sim.vector import VectorExplorer, vector_unsupported
-
-        reason = vector_unsupported(model, options)
-        if reason is None:
-            return VectorExplorer(model, options).run_interruptible()
-        if options.engine == "vector":
-            raise UsageError(f"engine vector cannot run this check: {reason}")
-    return Explorer(model, options).run_interruptible()
-
-
 def resume(model: Model, path: str, options: CheckOptions) -> CheckResult:
     """Continue an interrupted run from its checkpoint: the same verdict and counts as if it had not
     stopped. The model and the options that shape the search must be those of the saved run."""

@@ -19,7 +19,8 @@ from typing import Any
 from sim.diagram import draw_trace, timed_trace
 from sim.draw.layout import event_detail
 from sim.draw.style import inline_svg
-from sim.explorer import CheckOptions, CheckResult, PropertyResult, check
+from sim.engines import check
+from sim.explorer import CheckOptions, CheckResult, PropertyResult
 from sim.graphview import (
     GRAPH_LIMIT,
     GraphTooLarge,

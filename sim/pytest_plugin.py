@@ -34,7 +34,8 @@ def assert_properties(model: str | ModelSpec | Model, bug: str | None = None, op
     `keep_going`, and raise AssertionError naming every violated or unreached property with its shortest
     counterexample. Returns the CheckResult when everything holds."""
     __tracebackhide__ = True
-    from sim.explorer import CheckOptions, check
+    from sim.engines import check
+    from sim.explorer import CheckOptions
     from sim.interrupts import INTERRUPTED
     from sim.registry import ModelSpec, get_model_spec
 

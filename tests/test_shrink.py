@@ -8,7 +8,8 @@ import pytest
 
 from models.teaching import SPEC
 from sim.cli import main
-from sim.explorer import CheckOptions, check
+from sim.engines import check
+from sim.explorer import CheckOptions
 from sim.model import Action
 from sim.shrink import shrink_file, shrink_run, trace_property
 from sim.simulator import Simulator

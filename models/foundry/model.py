@@ -29,18 +29,25 @@ from models.foundry.state import (
     ABSENT,
     BOOT,
     CANCELLED,
+    CONFLICT,
     DEFERRED,
     DONE,
     DOWN,
     ENTERING,
     EXITED,
     FAILED,
+    FRESH,
+    FULL,
     IDLE,
     IN_PROGRESS,
     LOST,
     NOBODY,
     NONE,
     ORPHAN,
+    PRECONDITION,
+    QUEUED,
+    REJECTIONS,
+    RESUMED,
     RETURNED,
     RUNNING,
     STOPPING,
@@ -55,11 +62,6 @@ from models.foundry.state import (
 )
 from sim.facts import Fact
 from sim.model import Action, Event, Property
-
-# start() outcomes
-FRESH, RESUMED, QUEUED = "fresh", "resumed", "queued"
-PRECONDITION, FULL, CONFLICT = "LastInputIdPreconditionFailed", "SteeringQueueFull", "TaskConflictError"
-REJECTIONS = (PRECONDITION, FULL, CONFLICT)
 
 
 class FoundryModel:

@@ -15,8 +15,12 @@ from models.foundry.state import (
     ENTERING,
     EXITED,
     FAILED,
+    FULL,
     IN_PROGRESS,
     NOBODY,
+    PRECONDITION,
+    QUEUED,
+    REJECTIONS,
     RUNNING,
     SUSPENDED,
     UP,
@@ -35,8 +39,6 @@ RECORD_FIELDS = ("status", "last", "active", "queue", "turn", "cancel", "request
 
 
 def properties(m: FoundryModel) -> list[Property]:
-    from models.foundry.model import FULL, PRECONDITION, QUEUED, REJECTIONS
-
     def outcome(s: S, a: Action) -> str:
         return m.start_outcome(s, *a.args)
 

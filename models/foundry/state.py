@@ -26,6 +26,10 @@ NONE, ENTERING, RUNNING, EXITED = "none", "entering", "running", "exited"
 IDLE, WAITING, DONE, LOST = "idle", "waiting", "done", "lost"
 # turn outcomes, in the package's words
 RETURNED, FAILED, CANCELLED, DEFERRED = "returned", "TaskFailed", "TaskCancelled", "TaskDeferred"
+# start() outcomes
+FRESH, RESUMED, QUEUED = "fresh", "resumed", "queued"
+PRECONDITION, FULL, CONFLICT = "LastInputIdPreconditionFailed", "SteeringQueueFull", "TaskConflictError"
+REJECTIONS = (PRECONDITION, FULL, CONFLICT)
 
 
 def input_id(c: int) -> str:

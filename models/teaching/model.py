@@ -16,47 +16,14 @@ chain keep one fixed name: a turn counter would be a variable the twin does not 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from models.teaching.state import CHAIN, CLEAR, IDLE, LAUNCH, MODEL, TURN, TeachingState, call_id, steer_id
 from sim import facts as F
 from sim.model import Action, Always, Event, Property, Sometimes
 from sim.registry import ModelSpec, Param
 
-MODEL, LAUNCH, CLEAR, IDLE = "model", "launch", "clear", "idle"
-CHAIN = "conversation"
-TURN = "turn"
 SKIP_TEXT = "skipped: a steer is pending"
-
-
-@dataclass(frozen=True, slots=True)
-class TeachingState:
-    """`i` next call to launch, `c` next result to collect, `nl` calls launched, `intr` this turn was cut
-    short by a steer, `pend` steers read into the history but not yet removed from the queue, `sent` and
-    `rej` steers sent and rejected, `q` the queue, `hist` delivered steer ids, `nres` results per call,
-    `calls` launched calls still running, `ress` finished calls whose result is not yet collected."""
-
-    phase: str
-    i: int
-    c: int
-    nl: int
-    intr: bool
-    pend: int
-    sent: int
-    rej: int
-    q: tuple[int, ...]
-    hist: tuple[int, ...]
-    nres: tuple[int, ...]
-    calls: tuple[bool, ...]
-    ress: tuple[bool, ...]
-
-
-def steer_id(n: int) -> str:
-    return f"s{n}"
-
-
-def call_id(j: int) -> str:
-    return f"call_{j}"
 
 
 class TeachingModel:

@@ -10,23 +10,26 @@ checks every transition of every reachable state against the model, for every bu
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from models.teaching.model import (
+from models.teaching.state import (
     CHAIN,
     CLEAR,
     IDLE,
     LAUNCH,
     MODEL,
     TURN,
-    TeachingModel,
     TeachingState,
     call_id,
     steer_id,
 )
 from sim import facts as F
 from sim.vector import StepBatch
+
+if TYPE_CHECKING:
+    from models.teaching.model import TeachingModel
 
 PHASES = (MODEL, LAUNCH, CLEAR, IDLE)
 CODE = {name: code for code, name in enumerate(PHASES)}
