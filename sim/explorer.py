@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from sim.checkpoint import check_checkpoint_target, load_checkpoint, save_checkpoint
-from sim.errors import EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION, ModelError, UsageError
+from sim.errors import EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION, ModelError
 from sim.fingerprint import fingerprint
 from sim.interrupts import INTERRUPTED, INTERRUPTED_NOTE, UNDECIDED_NOTE
 from sim.liveness import NO_CLASS, find_lasso

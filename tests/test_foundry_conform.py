@@ -15,8 +15,8 @@ import pytest
 
 from models.foundry.conform import conform, main, parser
 from models.foundry.explore import Explorer, RunSpec, sampled_plan
-from models.foundry.runner import run_scenario
 from models.foundry.scenarios import NAMED, scenario_named
+from models.foundry.surfaces import run_scenario
 from sim.errors import UsageError
 from sim.vloop import PCTScheduler, RandomScheduler, ReplayScheduler
 

@@ -12,8 +12,8 @@ import pytest
 from models.foundry.explore import Explorer, RunSpec
 from models.foundry.latency import latency_profile
 from models.foundry.rootcause import _start_on_busy_chain
-from models.foundry.runner import run_scenario
 from models.foundry.scenarios import NAMED
+from models.foundry.surfaces import run_scenario
 from sim.errors import UsageError
 from sim.vloop import RandomScheduler
 from tests.test_foundry_conform import StandIn

@@ -29,7 +29,7 @@ os.environ.setdefault("AGENTSERVER_FLUSH_MODE", "sync")  # inline span flushing:
 
 try:
     from azure.ai.agentserver.responses import ResponseEventStream, ResponsesAgentServerHost, ResponsesServerOptions
-except ImportError:  # the optional extra; run_scenario reports it
+except ImportError:  # the optional extra; surfaces.run_scenario reports it
     ResponsesAgentServerHost = None  # type: ignore[assignment,misc]
 
 SESSION = "conformance"

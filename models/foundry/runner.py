@@ -391,15 +391,3 @@ def outcome_data(h: _Handle, entered: set[str]) -> dict[str, Any]:
         value = result.get("out") if isinstance(result, dict) else repr(result)
     return {"caller": h.input_id, "outcome": outcome, "value": value, "queued": h.queued,
             "entered": h.input_id in entered}
-
-
-def run_scenario(system: ChainSystem, scenario: Scenario, scheduler: Scheduler,
-                 latency: TimingProfile | None = None, latency_seed: int = 0, describe: bool = False) -> Recording:
-    """One run; a remote-store scenario's store calls take the virtual time `latency` draws (seeded by
-    `latency_seed`), by default the realistic profile. A responses scenario drives the package's own
-    Responses host, whatever `system` is."""
-    if scenario.surface == "responses":
-        from models.foundry.responses_host import ResponsesRun
-
-        return ResponsesRun(system, scenario, scheduler, latency, latency_seed, describe).run()
-    return ScenarioRun(system, scenario, scheduler, latency, latency_seed, describe).run()
