@@ -4,7 +4,7 @@
     python benchmarks/memory_bench.py --limit 250     # one limit for every row
 
 Each row runs `steersim check` in a fresh process and samples, every few milliseconds, what it holds as
-`--max-memory` counts it (`sim.memory.group_mb`): its resident size and the private pages of the
+`--max-memory` counts it (`sim.checking.memory.group_mb`): its resident size and the private pages of the
 workers it started. It also reports the kernel's high-water mark of the check's own process
 (`ru_maxrss`: exact, but without its workers). A sampled peak can miss a spike shorter than the sampling
 period, so it is a lower bound; the high-water mark is not.
@@ -19,7 +19,7 @@ import sys
 import tempfile
 import time
 
-from sim.memory import group_mb
+from sim.checking.memory import group_mb
 
 # (label, arguments): configurations large enough that the limit, not the search, ends them
 ROWS = (

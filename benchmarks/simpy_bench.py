@@ -2,7 +2,7 @@
 
 Both run the teaching model's system (K calls per turn, at most P in flight, a queue of capacity Q, N
 steers) for the same seeds with the same timing profile and the same per-kind delay streams
-(`sim.timing.Clocks`), and count the same steps: one per action that fires (a steer sent, an agent step,
+(`sim.simulate.timing.Clocks`), and count the same steps: one per action that fires (a steer sent, an agent step,
 a tool finishing). steersim also runs the four core monitors and the model's properties online on every
 step; the SimPy program checks nothing. Prints one table; the ratio is steersim's steps per second over
 SimPy's, measured side by side in one process.
@@ -25,8 +25,8 @@ import simpy
 
 from models.teaching import SPEC
 from models.teaching.model import DEFAULT_TIMING
-from sim.simulator import Simulator
-from sim.timing import Clocks, TimingProfile
+from sim.simulate.simulator import Simulator
+from sim.simulate.timing import Clocks, TimingProfile
 
 
 def simpy_run(K: int, N: int, Q: int, P: int, clocks: Clocks) -> int:

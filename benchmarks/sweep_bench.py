@@ -20,9 +20,9 @@ import time
 from collections.abc import Callable
 
 from models.teaching import SPEC
-from sim.executors import DaskExecutor, ProcessExecutor, SeedExecutor, SweepRecipe
-from sim.sweep import run_sweep
-from sim.timing import TimingProfile
+from sim.simulate.executors import DaskExecutor, ProcessExecutor, SeedExecutor, SweepRecipe
+from sim.simulate.sweep import run_sweep
+from sim.simulate.timing import TimingProfile
 
 
 def measure(name: str, make: Callable[[], SeedExecutor], seeds: range, params: dict, bug: str | None,

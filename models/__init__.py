@@ -1,2 +1,2 @@
 """Protocol models of real steering systems, and a small teaching model. Each subpackage exports a
-`SPEC` (`sim.registry.ModelSpec`) registered under the `steersim.models` entry point group."""
+`SPEC` (`sim.core.registry.ModelSpec`) registered under the `steersim.models` entry point group."""

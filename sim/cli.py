@@ -64,7 +64,7 @@ def _run_args(p: argparse.ArgumentParser, seeds: str) -> None:
 
 
 def _build(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
-    from sim.registry import get_model_spec
+    from sim.core.registry import get_model_spec
 
     spec = get_model_spec(args.model)
     params = spec.resolve(spec.parse_assignments(args.param), args.bug)
@@ -72,7 +72,7 @@ def _build(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
 
 
 def cmd_models(args: argparse.Namespace) -> int:
-    from sim.registry import available_models
+    from sim.core.registry import available_models
 
     specs = available_models()
     if args.json:
@@ -88,15 +88,15 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from sim.engines import check
-    from sim.explorer import CheckOptions, resume
-    from sim.reports import check_json, check_junit, write_json
+    from sim.checking.engines import check
+    from sim.checking.explorer import CheckOptions, resume
+    from sim.report.formats import check_json, check_junit, write_json
 
     _, params, model = _build(args)
     if args.strategy not in ("bfs", "dfs"):
         raise UsageError(f"--strategy takes bfs or dfs, not {args.strategy!r}")
     if args.graph:
-        from sim.graph import check_graph_path
+        from sim.checking.graph import check_graph_path
 
         check_graph_path(args.graph)
     progress = None if args.quiet else _progress_line
@@ -107,7 +107,7 @@ def cmd_check(args: argparse.Namespace) -> int:
                            checkpoint_every=args.checkpoint_every, engine=args.engine,
                            identity={"model": args.model, "params": params, "bug": args.bug})
     if args.graph:
-        from sim.graph import state_graph, write_graph
+        from sim.checking.graph import state_graph, write_graph
 
         write_graph(state_graph(model), args.graph)
     if args.resume and args.workers > 1:
@@ -116,7 +116,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.resume:
         result = resume(model, args.resume, options)
     elif args.workers > 1:
-        from sim.parallel import check_parallel
+        from sim.checking.parallel import check_parallel
 
         result = check_parallel(model, options, args.workers, (args.model, params, args.bug))
     else:
@@ -163,7 +163,7 @@ def _sweep_progress_line(info: dict[str, Any]) -> None:
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
-    from sim.executors import sweep
+    from sim.simulate.executors import sweep
 
     _, params, _ = _build(args)
     seeds = parse_seeds(args.seeds)
@@ -177,21 +177,21 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if report.first_trace is not None:
         print(f"first counterexample: seed {report.first_seed}, trace {report.first_trace}")
         if args.shrink:
-            from sim.shrink import shrink_file
+            from sim.simulate.shrink import shrink_file
 
             shrunk_at, shrunk = shrink_file(report.first_trace)
             print(f"shrunk counterexample: {len(shrunk.steps)} steps, trace {shrunk_at}")
     if report.exit_code != EXIT_INTERRUPTED:
         print(f"wall time {time.monotonic() - started:.2f} s", file=sys.stderr)
     if args.json:
-        from sim.reports import write_json
+        from sim.report.formats import write_json
 
         write_json(args.json, report.to_json())
     return report.exit_code
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from sim.trace import read_trace, replay
+    from sim.traces.trace import read_trace, replay
 
     trace = read_trace(args.trace)
     try:
@@ -205,9 +205,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_diagram(args: argparse.Namespace) -> int:
-    from sim.diagram import save_diagram
-    from sim.timing import TimingProfile
-    from sim.trace import read_trace
+    from sim.draw.diagram import save_diagram
+    from sim.simulate.timing import TimingProfile
+    from sim.traces.trace import read_trace
 
     if Path(args.output).suffix.lower() not in (".svg", ".png"):
         raise UsageError(f"diagram -o {args.output}: the file must end in .svg or .png")
@@ -219,7 +219,7 @@ def cmd_diagram(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from sim.htmlreport import REPORT_FILE, write_report
+    from sim.report.html import REPORT_FILE, write_report
 
     spec, params, _ = _build(args)
     result = write_report(spec, params, args.bug, args.output, seed=args.seed, reference=args.model)
@@ -228,7 +228,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_ci(args: argparse.Namespace) -> int:
-    from sim.ci import failures, load_matrix, matrix_json, matrix_junit, matrix_status, run_matrix
+    from sim.integrations.ci import failures, load_matrix, matrix_json, matrix_junit, matrix_status, run_matrix
     from sim.interrupts import INTERRUPTED
 
     outcomes = run_matrix(load_matrix(args.config))
@@ -238,7 +238,7 @@ def cmd_ci(args: argparse.Namespace) -> int:
     # the plain closing line test runners print, so that CI logs read it like any test run
     print(f"ci: {passed} passed, {failed} failed")
     if args.json:
-        from sim.reports import write_json
+        from sim.report.formats import write_json
 
         write_json(args.json, matrix_json(args.config, outcomes))
     if args.junit:
@@ -247,14 +247,14 @@ def cmd_ci(args: argparse.Namespace) -> int:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from sim.audit import audit
-    from sim.registry import get_model_spec
+    from sim.core.registry import get_model_spec
+    from sim.simulate.audit import audit
 
     spec = get_model_spec(args.model)
     params = spec.resolve(spec.parse_assignments(args.param), args.bug)
     spec.build(params, args.bug)  # refuses an unknown bug variant before any child process starts
     if args.timing:
-        from sim.timing import TimingProfile
+        from sim.simulate.timing import TimingProfile
 
         TimingProfile.from_file(args.timing)  # and a bad timing profile
     result = audit(args.model, params, args.bug, parse_seeds(args.seeds), args.timing, args.max_steps)
@@ -264,7 +264,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 def _delegate(group: str) -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
-        from sim.registry import plugin
+        from sim.core.registry import plugin
 
         return int(plugin(group, args.system)(list(args.rest)))
 

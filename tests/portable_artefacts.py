@@ -20,11 +20,11 @@ import runpy
 import sys
 from pathlib import Path
 
-from sim.audit import record
 from sim.cli import main as steersim
+from sim.core.registry import available_models
 from sim.errors import EXIT_INCOMPLETE, EXIT_OK, EXIT_VIOLATION
-from sim.registry import available_models
-from sim.timing import Clocks, TimingProfile
+from sim.simulate.audit import record
+from sim.simulate.timing import Clocks, TimingProfile
 
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS = "0..19"

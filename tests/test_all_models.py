@@ -7,10 +7,10 @@ import pytest
 from test_explorer import shortest_violation_depth
 
 from sim import CheckOptions, check
-from sim.fingerprint import fingerprint
-from sim.product import Product
-from sim.registry import available_models
-from sim.simulator import Simulator
+from sim.core.fingerprint import fingerprint
+from sim.core.product import Product
+from sim.core.registry import available_models
+from sim.simulate.simulator import Simulator
 
 SPECS = available_models()
 BUGS = [(name, bug) for name, spec in SPECS.items() for bug in spec.bugs]

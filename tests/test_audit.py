@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from sim.audit import compare
 from sim.cli import main
+from sim.simulate.audit import compare
 
 UNORDERED_MODEL = '''
 from dataclasses import dataclass
 
-from sim.model import Action, Event
-from sim.registry import ModelSpec
+from sim.core.model import Action, Event
+from sim.core.registry import ModelSpec
 
 NAMES = ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta")
 

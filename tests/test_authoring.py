@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from sim.cli import main
+from sim.core.registry import Bug, ModelSpec, Param, get_model_spec
 from sim.errors import EXIT_OK, EXIT_USAGE, EXIT_VIOLATION, ModelError
-from sim.pytest_plugin import assert_properties
-from sim.registry import Bug, ModelSpec, Param, get_model_spec
-from sim.trace import read_trace
+from sim.integrations.pytest_plugin import assert_properties
+from sim.traces.trace import read_trace
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -134,7 +134,7 @@ def test_a_missing_fact_field_is_an_error_naming_the_action(model_dir: Path, cap
 
 def test_a_fact_built_by_hand_with_fields_out_of_order_is_refused(model_dir: Path) -> None:
     source = variant(readme_model(), "    def properties(self):", '''    def facts(self, event):
-        from sim.facts import Fact
+        from sim.core.facts import Fact
         if event.name == "steer.submitted":
             return [Fact("steer.submitted", (("target", CHAIN), ("id", event.data["id"])))]
         return super().facts(event)
@@ -186,8 +186,8 @@ def test_bug_records_and_the_mappings_are_two_views_of_one_list() -> None:
 
 
 def test_optional_hooks_are_declared_on_the_base_and_found_on_a_model_of_the_old_protocol() -> None:
-    from sim.model import Action, AdaptedModel, ModelBase
-    from sim.reduction import has_local_actions, has_symmetry
+    from sim.checking.reduction import has_local_actions, has_symmetry
+    from sim.core.model import Action, AdaptedModel, ModelBase
 
     class Plain(ModelBase):
         def init_states(self):
@@ -212,7 +212,7 @@ def test_optional_hooks_are_declared_on_the_base_and_found_on_a_model_of_the_old
 
 def test_dask_workers_build_a_model_file_from_its_reference(model_dir: Path) -> None:
     distributed = pytest.importorskip("dask.distributed")
-    from sim.executors import sweep
+    from sim.simulate.executors import sweep
 
     params = get_model_spec("drop_oldest.py:SPEC").resolve({}, "newest-first")
     serial = sweep("drop_oldest.py:SPEC", params, "newest-first", range(60), out=model_dir / "serial")

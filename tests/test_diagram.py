@@ -8,8 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from sim.checking.engines import check
+from sim.checking.explorer import CheckOptions
 from sim.cli import main
-from sim.diagram import (
+from sim.core.registry import get_model_spec
+from sim.draw.diagram import (
     CHAR_WIDTH,
     LANE,
     MAX_SPAN,
@@ -20,15 +23,12 @@ from sim.diagram import (
     save_diagram,
     timing_diagram,
 )
+from sim.draw.graphview import GraphTooLarge, explore_graph, graph_figure, path_nodes, state_summary, summary_figure
 from sim.draw.layout import MAX_SHOWN, lane_order, layout
 from sim.draw.style import figure_bytes
-from sim.engines import check
-from sim.explorer import CheckOptions
-from sim.graphview import GraphTooLarge, explore_graph, graph_figure, path_nodes, state_summary, summary_figure
-from sim.registry import get_model_spec
-from sim.retime import retime_actions, retime_path, retime_trace
-from sim.simulator import simulate
-from sim.trace import Trace, TraceStep, read_trace, trace_from_path, write_trace
+from sim.simulate.retime import retime_actions, retime_path, retime_trace
+from sim.simulate.simulator import simulate
+from sim.traces.trace import Trace, TraceStep, read_trace, trace_from_path, write_trace
 
 SPEC = get_model_spec("teaching")
 PARAMS = SPEC.resolve({})

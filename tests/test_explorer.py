@@ -9,8 +9,8 @@ import pytest
 
 from models.teaching import SPEC as TEACHING
 from sim import Action, CheckOptions, Eventually, check
-from sim.fingerprint import fingerprint
-from sim.product import Product
+from sim.core.fingerprint import fingerprint
+from sim.core.product import Product
 
 SIZES = [(3, 2, 2, 3), (4, 3, 2, 4), (4, 3, 2, 1), (3, 2, 1, 2), (6, 4, 2, 6), (5, 3, 3, 2)]
 

@@ -14,9 +14,9 @@ import pytest
 
 from models.teaching import SPEC as TEACHING
 from sim import CheckOptions, check
+from sim.checking.graph import state_graph
+from sim.checking.parallel import check_parallel
 from sim.cli import main
-from sim.graph import state_graph
-from sim.parallel import check_parallel
 
 
 def summary(result):

@@ -9,12 +9,12 @@ from dataclasses import dataclass
 
 import pytest
 
-from sim.fingerprint import check_canonical, fingerprint
+from sim.core.fingerprint import check_canonical, fingerprint
 
 PROGRAM = """
 from models.teaching import SPEC
-from sim.product import Product
-from sim.fingerprint import fingerprint
+from sim.core.product import Product
+from sim.core.fingerprint import fingerprint
 p = Product(SPEC.build({}))
 s = p.init_states()[0]
 out = []

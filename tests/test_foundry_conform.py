@@ -18,7 +18,7 @@ from models.foundry.explore import Explorer, RunSpec, sampled_plan
 from models.foundry.scenarios import NAMED, scenario_named
 from models.foundry.surfaces import run_scenario
 from sim.errors import UsageError
-from sim.vloop import PCTScheduler, RandomScheduler, ReplayScheduler
+from sim.harness.vloop import PCTScheduler, RandomScheduler, ReplayScheduler
 
 CAP = 9
 STANDIN_SCENARIOS = ["steer-honoured", "raise-with-queue", "queued-cancel", "stale-precondition", "back-to-back"]

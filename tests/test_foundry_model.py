@@ -11,9 +11,9 @@ from models.foundry import events as E
 from models.foundry.bugs import BUG_CATCHERS, BUG_PARAMS, BUGS
 from models.foundry.spec import PACKAGE_QUEUE_CAP
 from sim import Product
+from sim.core.model import Event
 from sim.errors import UsageError
-from sim.model import Event
-from sim.simulator import simulate
+from sim.simulate.simulator import simulate
 
 # A smaller configuration than the default checks a variant or finds a bug in about a second; the bugs
 # that need two inputs waiting at once get room for them.

@@ -15,7 +15,7 @@ from models.foundry.rootcause import _start_on_busy_chain
 from models.foundry.scenarios import NAMED
 from models.foundry.surfaces import run_scenario
 from sim.errors import UsageError
-from sim.vloop import RandomScheduler
+from sim.harness.vloop import RandomScheduler
 from tests.test_foundry_conform import StandIn
 
 STARTUP_S = 1.0

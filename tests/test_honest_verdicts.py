@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 
 from models.teaching import SPEC as TEACHING
+from sim.checking.memory import rss_mb
 from sim.cli import main
 from sim.errors import EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE, EXIT_VIOLATION, UsageError
-from sim.memory import rss_mb
-from sim.simulator import Simulator
-from sim.timing import Delay, TimingProfile
-from sim.trace import read_trace, replay, write_trace
+from sim.simulate.simulator import Simulator
+from sim.simulate.timing import Delay, TimingProfile
+from sim.traces.trace import read_trace, replay, write_trace
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -188,9 +188,9 @@ def test_max_memory_holds_under_workers(capsys):
 
 
 def test_a_worker_stops_within_a_level_past_its_share_of_the_limit():
-    from sim.fingerprint import fingerprint
-    from sim.parallel import CANDIDATES_BETWEEN_CHECKS, _Partition
-    from sim.product import Product
+    from sim.checking.parallel import CANDIDATES_BETWEEN_CHECKS, _Partition
+    from sim.core.fingerprint import fingerprint
+    from sim.core.product import Product
 
     model = TEACHING.build({})
     init = Product(model).init_states()[0]
@@ -203,7 +203,7 @@ def test_a_worker_stops_within_a_level_past_its_share_of_the_limit():
 def test_the_liveness_phase_is_skipped_when_it_would_pass_the_limit(monkeypatch, capsys, engine):
     """The search fits; the graph the liveness phase would build does not: liveness is not checked,
     and the check says incomplete with the reason."""
-    monkeypatch.setattr("sim.explorer.liveness_mb", lambda states, edges: 1e9)
+    monkeypatch.setattr("sim.checking.explorer.liveness_mb", lambda states, edges: 1e9)
     code = main(["check", "teaching", "--quiet", "--engine", engine, "--max-memory", f"{rss_mb() + 4000:.0f}"])
     out = capsys.readouterr().out
     assert code == EXIT_INCOMPLETE
@@ -211,7 +211,7 @@ def test_the_liveness_phase_is_skipped_when_it_would_pass_the_limit(monkeypatch,
 
 
 def test_the_vector_engine_stops_before_a_chunk_that_would_pass_the_limit(monkeypatch, capsys):
-    monkeypatch.setattr("sim.vector.VectorExplorer._chunk_mb", lambda self, states: 1e9)
+    monkeypatch.setattr("sim.checking.vector.VectorExplorer._chunk_mb", lambda self, states: 1e9)
     code = main(["check", "teaching", "--quiet", "--engine", "vector", "--max-memory", f"{rss_mb() + 4000:.0f}"])
     assert code == EXIT_INCOMPLETE and "memory limit" in capsys.readouterr().out
 
@@ -236,7 +236,7 @@ def test_measured_peak_stays_within_ten_percent_of_the_limit(args, limit):
 
 # ---------------------------------------------------------------- replay checks the end
 def recorded(tmp_path, max_steps: int, bug: str | None = None, seed: int = 0):
-    from sim.sweep import record_run
+    from sim.simulate.sweep import record_run
 
     params = TEACHING.resolve({}, bug)
     simulator = Simulator(TEACHING.build(params, bug), None, max_steps)
@@ -254,7 +254,7 @@ def test_replay_refuses_an_end_edited_to_quiescent(tmp_path, capsys):
 
 
 def test_replay_refuses_a_trace_whose_violations_were_removed(tmp_path, capsys):
-    from sim.sweep import run_sweep
+    from sim.simulate.sweep import run_sweep
 
     report = run_sweep("teaching", TEACHING.resolve({}, "lost-at-boundary"), "lost-at-boundary",
                        TEACHING.build({}, "lost-at-boundary"), range(200), out=tmp_path)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sim import facts as F
-from sim.monitors import MonitorViolation, NoLostSteers, OneActiveTurn, OrderedHistory, PairedToolResults
+from sim.core import facts as F
+from sim.core.monitors import MonitorViolation, NoLostSteers, OneActiveTurn, OrderedHistory, PairedToolResults
 
 
 def run(monitor, stream):

@@ -11,7 +11,7 @@ import pytest
 from models.openai_ws import SPEC
 from models.openai_ws.wire import STEER_ERROR_CODES
 from sim import CheckOptions, check
-from sim.fingerprint import fingerprint
+from sim.core.fingerprint import fingerprint
 
 STATE_BUDGET = 30_000
 

@@ -12,7 +12,7 @@ from openai.types.responses.responses_server_event import ResponsesServerEvent
 from pydantic import TypeAdapter
 
 from models.openai_ws import SPEC
-from sim.fingerprint import fingerprint
+from sim.core.fingerprint import fingerprint
 
 SERVER_EVENTS = TypeAdapter(ResponsesServerEvent)
 CLIENT_EVENTS = TypeAdapter(ResponsesClientEventParam)

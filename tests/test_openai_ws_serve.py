@@ -13,7 +13,7 @@ from models.openai_ws.example_runs import run_example, run_examples, write_examp
 from models.openai_ws.serve import ReplayedChoices, main
 from models.openai_ws.session import SERVE_DEFAULTS
 from sim.errors import UsageError
-from sim.trace import read_trace, replay
+from sim.traces.trace import read_trace, replay
 
 SEED_EXAMPLE = Path(__file__).resolve().parent.parent.parent / "shared" / "spec" / "openai-seed-example.py"
 

@@ -10,7 +10,7 @@ from models.openclaw import BUG_CATCHERS, BUG_PARAMS, BUGS, SPEC
 from models.openclaw import events as E
 from models.openclaw.state import IDLE, OpenClawState
 from sim.errors import UsageError
-from sim.simulator import simulate
+from sim.simulate.simulator import simulate
 
 
 def verdicts(params=None, bug=None):

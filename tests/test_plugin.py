@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from models.teaching import SPEC
-from sim.pytest_plugin import assert_properties
+from sim.integrations.pytest_plugin import assert_properties
 
 pytest_plugins = ["pytester"]
 

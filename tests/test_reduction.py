@@ -8,7 +8,7 @@ import pytest
 
 from models.teaching import SPEC as TEACHING
 from sim import Action, Always, CheckOptions, Sometimes, check
-from sim.reduction import local_action_problems
+from sim.checking.reduction import local_action_problems
 
 # distinct states of Spin's partial-order reduction on the Promela twin (shared/bench/measurements.md)
 SPIN_POR_STATES = {(6, 4): 855, (8, 5): 2243}

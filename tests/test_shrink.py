@@ -7,14 +7,14 @@ from pathlib import Path
 import pytest
 
 from models.teaching import SPEC
+from sim.checking.engines import check
+from sim.checking.explorer import CheckOptions
 from sim.cli import main
-from sim.engines import check
-from sim.explorer import CheckOptions
-from sim.model import Action
-from sim.shrink import shrink_file, shrink_run, trace_property
-from sim.simulator import Simulator
-from sim.sweep import run_sweep
-from sim.trace import read_trace, replay
+from sim.core.model import Action
+from sim.simulate.shrink import shrink_file, shrink_run, trace_property
+from sim.simulate.simulator import Simulator
+from sim.simulate.sweep import run_sweep
+from sim.traces.trace import read_trace, replay
 
 PARAMS = SPEC.resolve({})
 # How far above the explorer's shortest a shrunk run may stay. The simulated runs of lost-at-boundary

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from models.teaching import SPEC as TEACHING
-from sim.fingerprint import fingerprint
-from sim.product import Product
-from sim.simulator import QUIESCENT, VIOLATION, Simulator, simulate
-from sim.timing import Clocks, TimingProfile
+from sim.core.fingerprint import fingerprint
+from sim.core.product import Product
+from sim.simulate.simulator import QUIESCENT, VIOLATION, Simulator, simulate
+from sim.simulate.timing import Clocks, TimingProfile
 
 
 def explored_graph(model):

@@ -12,12 +12,12 @@ from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
 from models.teaching import SPEC
-from sim.model import Event
-from sim.product import Product
-from sim.registry import ModelSpec, Param
-from sim.strategies import Environment, environments, params, steer_schedules, timing_profiles
-from sim.timing import TimingProfile
-from sim.validate import validate
+from sim.core.model import Event
+from sim.core.product import Product
+from sim.core.registry import ModelSpec, Param
+from sim.harness.validate import validate
+from sim.integrations.strategies import Environment, environments, params, steer_schedules, timing_profiles
+from sim.simulate.timing import TimingProfile
 
 SMALL = {"K": (1, 3), "P": (1, 3), "Q": (1, 2)}
 

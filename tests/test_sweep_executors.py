@@ -10,7 +10,7 @@ import pytest
 from models.teaching import SPEC
 from sim.cli import main
 from sim.errors import UsageError
-from sim.executors import (
+from sim.simulate.executors import (
     DaskExecutor,
     SwarmModel,
     SweepRecipe,
@@ -20,9 +20,9 @@ from sim.executors import (
     swarm_subset,
     sweep,
 )
-from sim.sweep import run_sweep
-from sim.timing import TimingProfile
-from sim.trace import read_trace, replay
+from sim.simulate.sweep import run_sweep
+from sim.simulate.timing import TimingProfile
+from sim.traces.trace import read_trace, replay
 
 PARAMS = SPEC.resolve({})
 BUG = "lost-at-boundary"

@@ -11,11 +11,11 @@ import pytest
 
 from models.teaching import SPEC as TEACHING
 from sim import CheckOptions, check
+from sim.checking.vector import MonitorTable, SortedVisited, VectorExplorer, fingerprints
 from sim.cli import main
+from sim.core.product import Product
 from sim.errors import UsageError
-from sim.product import Product
-from sim.reports import check_json
-from sim.vector import MonitorTable, SortedVisited, VectorExplorer, fingerprints
+from sim.report.formats import check_json
 
 SIZES = [{"K": 3, "N": 3, "Q": 2, "P": 3}, {"K": 2, "N": 3, "Q": 1, "P": 1}, {"K": 4, "N": 2, "Q": 2, "P": 2}]
 BUGS = [None, *TEACHING.bugs]
@@ -121,8 +121,8 @@ def test_cli_engine_flag(capsys):
 
 
 def test_monitor_table_is_the_monitor_tabulated():
-    from sim import facts as F
-    from sim.monitors import OneActiveTurn
+    from sim.core import facts as F
+    from sim.core.monitors import OneActiveTurn
 
     alphabet = [F.turn_started("t1", "c"), F.turn_ended("t1", "completed")]
     table = MonitorTable(OneActiveTurn(), alphabet)
@@ -152,9 +152,9 @@ def test_sorted_visited_and_fingerprints():
 @pytest.mark.parametrize("bug", BUGS)
 def test_levels_split_into_chunks_change_nothing(monkeypatch, bug, options):
     """A level is expanded in chunks to bound memory; with tiny chunks the report is still the same."""
-    import sim.vector
+    import sim.checking.vector
 
     params = {"K": 3, "N": 3, "Q": 2, "P": 3}
     whole = report(params, bug, "vector", **options)
-    monkeypatch.setattr(sim.vector, "CHUNK", 5)
+    monkeypatch.setattr(sim.checking.vector, "CHUNK", 5)
     assert report(params, bug, "vector", **options) == whole == report(params, bug, "generic", **options)

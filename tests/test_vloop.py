@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from sim.vloop import (
+from sim.harness.vloop import (
     LoopLimit,
     LoopStalled,
     PCTScheduler,

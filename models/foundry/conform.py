@@ -1,6 +1,6 @@
 """`steersim conform foundry`: check the real `azure-ai-agentserver-core` against the Foundry model.
 
-The real package runs in-process on the virtual-time loop of `sim.vloop`, driven by scripted scenarios
+The real package runs in-process on the virtual-time loop of `sim.harness.vloop`, driven by scripted scenarios
 (its tasks API, and its Responses host over in-process HTTP); a remote store's calls take the virtual
 latency of `--latency`. Every interleaving the scheduler picks is recorded as native events and judged
 by the core monitors and by trace validation against the model; the findings are printed grouped by

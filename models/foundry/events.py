@@ -27,9 +27,9 @@ from models.foundry.state import (
     FoundryState,
     input_id,
 )
-from sim import facts as F
-from sim.facts import Fact
-from sim.model import Action, Event
+from sim.core import facts as F
+from sim.core.facts import Fact
+from sim.core.model import Action, Event
 
 if TYPE_CHECKING:
     from models.foundry.model import FoundryModel

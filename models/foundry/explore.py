@@ -18,7 +18,7 @@ from models.foundry.latency import DEFAULT_PROFILE, latency_profile
 from models.foundry.runner import ChainSystem, Recording
 from models.foundry.scenarios import scenario_named
 from models.foundry.surfaces import run_scenario
-from sim.vloop import PCTScheduler, RandomScheduler, ReplayScheduler, Scheduler, next_prefix
+from sim.harness.vloop import PCTScheduler, RandomScheduler, ReplayScheduler, Scheduler, next_prefix
 
 EXHAUSTIVE_BOUND = 8  # decisions that branch in the bounded enumeration
 

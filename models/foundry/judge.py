@@ -19,10 +19,10 @@ from typing import Any
 
 from models.foundry.runner import Recording
 from models.foundry.spec import PACKAGE_QUEUE_CAP, SPEC
-from sim.model import Event
-from sim.monitors import CORE_MONITORS, MonitorViolation
-from sim.product import Product, PState, Transition
-from sim.validate import Validation, default_match, validate
+from sim.core.model import Event
+from sim.core.monitors import CORE_MONITORS, MonitorViolation
+from sim.core.product import Product, PState, Transition
+from sim.harness.validate import Validation, default_match, validate
 
 MAX_ROUNDS = 6
 SILENT_DEPTH = 4

@@ -3,7 +3,7 @@
 The package awaits its task store on every step of a turn (read the record, write the turn end, drain
 the queue, append a steer). In-process the local file store answers without suspending, so only a
 store that is made to wait shows the interleavings a hosted deployment sees, where each call is an
-HTTP round trip. A latency profile is a timing profile (`sim.timing`) over the store's call kinds
+HTTP round trip. A latency profile is a timing profile (`sim.simulate.timing`) over the store's call kinds
 (`store.get`, `store.update`, `store.create`, `store.delete`, `store.list`); each run draws its delays
 from streams seeded by the run's seed and the process lifetime, so a run with its seed and schedule is
 reproducible. `zero` keeps every call a bare suspension, taking no virtual time.
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from sim.errors import UsageError
-from sim.timing import Clocks, TimingProfile
+from sim.simulate.timing import Clocks, TimingProfile
 
 STORE_CALLS = ("create", "get", "update", "delete", "list")
 PROFILES: Mapping[str, Mapping[str, Any]] = {

@@ -60,8 +60,8 @@ from models.foundry.state import (
     set_at,
     with_,
 )
-from sim.facts import Fact
-from sim.model import Action, Event, Property
+from sim.core.facts import Fact
+from sim.core.model import Action, Event, Property
 
 
 class FoundryModel:

@@ -28,7 +28,7 @@ from models.foundry.state import (
     FoundryState,
     input_id,
 )
-from sim.model import Action, Always, Eventually, Property, Sometimes
+from sim.core.model import Action, Always, Eventually, Property, Sometimes
 
 if TYPE_CHECKING:
     from models.foundry.model import FoundryModel

@@ -16,9 +16,9 @@ from models.foundry.rootcause import Group, group
 from models.foundry.runner import Recording
 from models.foundry.scenarios import scenario_named
 from models.foundry.spec import SPEC
+from sim.core.monitors import CORE_MONITORS
 from sim.interrupts import INTERRUPTED
-from sim.monitors import CORE_MONITORS
-from sim.trace import make_trace, write_trace
+from sim.traces.trace import make_trace, write_trace
 
 
 def command(found: Found, latency: str) -> str:

@@ -23,7 +23,7 @@ from typing import Any
 
 from models.foundry.runner import Recording, ScenarioRun, sleep_until
 from models.foundry.scenarios import LATEST, STALE, HandlerPlan
-from sim.vloop import LoopLimit, LoopStalled, VirtualLoop
+from sim.harness.vloop import LoopLimit, LoopStalled, VirtualLoop
 
 os.environ.setdefault("AGENTSERVER_FLUSH_MODE", "sync")  # inline span flushing: no executor threads
 

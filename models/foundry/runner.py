@@ -26,9 +26,9 @@ from typing import Any, Protocol
 
 from models.foundry.latency import DEFAULT_PROFILE, StoreDelay, latency_profile, store_delay
 from models.foundry.scenarios import LATEST, STALE, CallerPlan, HandlerPlan, Scenario
-from sim.model import Event
-from sim.timing import TimingProfile
-from sim.vloop import LoopLimit, LoopStalled, ReplayScheduler, Scheduler, VirtualLoop
+from sim.core.model import Event
+from sim.harness.vloop import LoopLimit, LoopStalled, ReplayScheduler, Scheduler, VirtualLoop
+from sim.simulate.timing import TimingProfile
 
 SETTLE = 10.0  # virtual seconds without a running handler after which a run with no caller left is over
 MAX_STEPS = 200_000
@@ -82,7 +82,7 @@ class Recording:
     """A run: the observed events, the scheduler's decisions (`choices` among `widths` ready
     callbacks) and how it ended: `quiescent` (nothing left to do), `horizon` (callers still waiting at
     the horizon), or the loop's complaint (`stalled`, `limit`). `decisions`, when asked for, say at each
-    decision what every ready callback would have done (`sim.vloop.describe`)."""
+    decision what every ready callback would have done (`sim.harness.vloop.describe`)."""
 
     scenario: Scenario
     observations: list[Observation] = field(default_factory=list)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from models.foundry.bugs import BUG_CATCHERS, BUG_PARAMS, BUGS
 from models.foundry.model import FoundryModel
-from sim.registry import ModelSpec, Param
+from sim.core.registry import ModelSpec, Param
 
 PACKAGE_QUEUE_CAP = 9  # _DEFAULT_MAX_PENDING_STEERING in azure/ai/agentserver/core/tasks/_decorator.py
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from models.foundry.responses_host import ResponsesRun
 from models.foundry.runner import ChainSystem, Recording, ScenarioRun
 from models.foundry.scenarios import Scenario
-from sim.timing import TimingProfile
-from sim.vloop import Scheduler
+from sim.harness.vloop import Scheduler
+from sim.simulate.timing import TimingProfile
 
 
 def run_scenario(system: ChainSystem, scenario: Scenario, scheduler: Scheduler,

@@ -21,7 +21,7 @@ from typing import Any
 from models.openai_ws.serve import ReplayedChoices, SeededChoices, run_server, session_trace
 from models.openai_ws.session import SERVE_DEFAULTS, Session
 from models.openai_ws.spec import SPEC
-from sim.trace import write_trace
+from sim.traces.trace import write_trace
 
 EXAMPLE_SECONDS = 60.0
 EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit)\b")

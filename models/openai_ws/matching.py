@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sim.model import Event
+from sim.core.model import Event
 
 
 def steer_input_valid(value: Any) -> bool:

@@ -54,8 +54,8 @@ from models.openai_ws.state import (
     Steer,
     WsState,
 )
-from sim import facts as F
-from sim.model import Action, Event, Property
+from sim.core import facts as F
+from sim.core.model import Action, Event, Property
 
 CLIENT, SERVER, CONNECTION = "client", "server", "connection"
 INTERNAL = "server"  # internal bookkeeping events go from the server to itself

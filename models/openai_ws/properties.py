@@ -25,7 +25,7 @@ from models.openai_ws.state import (
     WAITING,
     WsState,
 )
-from sim.model import Action, Always, Event, Property, Sometimes
+from sim.core.model import Action, Always, Event, Property, Sometimes
 
 if TYPE_CHECKING:
     from models.openai_ws.model import OpenAIWsModel

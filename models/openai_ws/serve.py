@@ -29,9 +29,9 @@ from models.openai_ws.session import SERVE_DEFAULTS, Finding, Session
 from models.openai_ws.spec import SPEC
 from models.openai_ws.wire import error_event
 from sim.argtypes import non_negative_int, output_file, positive_float, positive_int
+from sim.core.model import Action
 from sim.errors import ArgumentParser, UsageError
-from sim.model import Action
-from sim.trace import make_trace, read_trace, write_trace
+from sim.traces.trace import make_trace, read_trace, write_trace
 
 PATH = "/v1/responses"
 PACES = (0.0, 0.01, 0.05)  # seconds the server waits for a client frame before each of its moves

@@ -6,7 +6,7 @@ client contributes is its frames. A frame is matched to an enabled client action
 (`frame_matches`): free text (prompts, steer input) is the client's own, but targets, lanes, tool
 outputs and the validity of a steer's input must be ones the model can produce. The client obligations
 are judged on the real frames (`WireTracker`), and at the end the whole observation is validated
-against the model (`sim.validate.validate`).
+against the model (`sim.harness.validate.validate`).
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from models.openai_ws.client import WireTracker
 from models.openai_ws.frames import excerpt
 from models.openai_ws.matching import frame_matches
 from models.openai_ws.spec import SPEC
-from sim.model import Action, Event
-from sim.product import Product, Transition
-from sim.validate import Validation, validate
+from sim.core.model import Action, Event
+from sim.core.product import Product, Transition
+from sim.harness.validate import Validation, validate
 
 # The serving model: the seed example's shape (default lane, no client tools) and a permissive client.
 SERVE_DEFAULTS: Mapping[str, Any] = {"stream_ids": "default", "client_tools": 0, "invalid_input": True,

@@ -4,7 +4,7 @@ with the spec's default), the named bug variants and the property that catches e
 from __future__ import annotations
 
 from models.openai_ws.model import OpenAIWsModel
-from sim.registry import ModelSpec, Param
+from sim.core.registry import ModelSpec, Param
 
 PARAMS = (
     Param("lanes", 1, "lanes (stream_id) the client uses, one response chain each", low=1, high=3),

@@ -6,7 +6,7 @@ real installed OpenClaw build against it.
 
 from models.openclaw.config import PARAMS, Config
 from models.openclaw.model import OpenClawModel
-from sim.registry import ModelSpec
+from sim.core.registry import ModelSpec
 
 BUGS = {
     "no-checkpoint-b": "a sequential call launches without polling steering right before the launch",

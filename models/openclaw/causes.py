@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sim.model import Event
+from sim.core.model import Event
 
 REPRO_DIR = Path(__file__).resolve().parent / "node" / "repro"
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from models.openclaw.queue_settings import DROP_ALIASES, MODE_ALIASES, normalize_mode
 from models.openclaw.versions import PRESET, REFERENCE_VERSION, SKIP_TEXTS, VERSIONS
-from sim.registry import Param
+from sim.core.registry import Param
 
 MODES = ("steer", "followup", "collect", "interrupt")
 MODE_CHOICES = (*MODES, *(alias for alias in MODE_ALIASES if alias not in MODES))

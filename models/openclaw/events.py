@@ -1,5 +1,5 @@
 """OpenClaw's native events, built in one place so the model and the conformance harness agree on
-their shape, and the mapping of each native event to the common facts of `sim.facts`.
+their shape, and the mapping of each native event to the common facts of `sim.core.facts`.
 
 Agent-core events keep OpenClaw's own names (`tool_execution_start`, `message_end`, `turn_end`, ...)
 with a projection of their payload that is deterministic (no timestamps, no generated ids). Four
@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sim import facts as F
-from sim.model import Event
+from sim.core import facts as F
+from sim.core.model import Event
 
 CHAIN = "session"
 TURN = "turn"

@@ -18,12 +18,12 @@ from models.openclaw import events as E
 from models.openclaw.causes import CAUSES, cause_of, run_facts
 from models.openclaw.scenarios import Scenario
 from models.openclaw.translate import observed_events
-from sim.fingerprint import fingerprint
-from sim.model import Event
-from sim.monitors import CORE_MONITORS, CORE_PROPERTY_NAMES, MonitorViolation
-from sim.paths import step_json
-from sim.product import Product
-from sim.validate import Divergence, default_match, validate
+from sim.core.fingerprint import fingerprint
+from sim.core.model import Event
+from sim.core.monitors import CORE_MONITORS, CORE_PROPERTY_NAMES, MonitorViolation
+from sim.core.paths import step_json
+from sim.core.product import Product
+from sim.harness.validate import Divergence, default_match, validate
 
 IDS = re.compile(r"'(m|c|f|a)-?\d+'")
 
@@ -89,7 +89,7 @@ def by_cause(scenario: Scenario, events: Sequence[Event], findings: list[Finding
 
 
 def monitor_findings(scenario: Scenario, events: Sequence[Event]) -> list[Finding]:
-    """The core invariants (`sim.monitors.CORE_MONITORS`) over the facts of the recorded events."""
+    """The core invariants (`sim.core.monitors.CORE_MONITORS`) over the facts of the recorded events."""
     facts = [E.facts(event) for event in events]
     out = []
     for monitor in CORE_MONITORS:

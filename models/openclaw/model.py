@@ -18,8 +18,8 @@ from models.openclaw import events as E
 from models.openclaw.config import Config
 from models.openclaw.properties import model_properties
 from models.openclaw.state import ENDING, IDLE, START, OpenClawState, Step
-from sim.facts import Fact
-from sim.model import Action, Event, Property
+from sim.core.facts import Fact
+from sim.core.model import Action, Event, Property
 
 RUNTIME_STEPS = {
     "seq-a": "tool.checkpoint_a",

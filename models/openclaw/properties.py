@@ -14,7 +14,7 @@ from models.openclaw import events as E
 from models.openclaw.agent_core import ABORTED, DONE, ENDED, NEW, READY, RUNNING, SKIPPED
 from models.openclaw.config import Config, route_of
 from models.openclaw.state import IDLE, START, OpenClawState
-from sim.model import Action, Always, Event, Property, Sometimes
+from sim.core.model import Action, Always, Event, Property, Sometimes
 
 Observe = Callable[[OpenClawState, Action, OpenClawState], Sequence[Event]]
 LIFE = {NEW: 0, READY: 1, RUNNING: 1, ENDED: 2, SKIPPED: 2, ABORTED: 2, DONE: 3}

@@ -19,7 +19,7 @@ from models.openclaw import SPEC
 from models.openclaw.agent_core import RUNNING
 from models.openclaw.state import IDLE, OpenClawState
 from models.openclaw.versions import REFERENCE_VERSION
-from sim.model import Action, Event
+from sim.core.model import Action, Event
 
 Point = tuple[str, int]
 START_POINT: Point = ("start", 1)

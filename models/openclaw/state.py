@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
-from sim.model import Event
+from sim.core.model import Event
 
 IDLE, ENDING, START = "idle", "ending", "start"
 

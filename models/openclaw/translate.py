@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from models.openclaw import events as E
-from sim.model import Event
+from sim.core.model import Event
 
 TURN_ABORTED_PREFIX = "<turn_aborted>"
 

@@ -19,9 +19,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from models.teaching.state import CHAIN, CLEAR, IDLE, LAUNCH, MODEL, TURN, TeachingState, call_id, steer_id
-from sim import facts as F
-from sim.model import Action, Always, Event, Property, Sometimes
-from sim.registry import ModelSpec, Param
+from sim.core import facts as F
+from sim.core.model import Action, Always, Event, Property, Sometimes
+from sim.core.registry import ModelSpec, Param
 
 SKIP_TEXT = "skipped: a steer is pending"
 

@@ -1,4 +1,4 @@
-"""The teaching model compiled for the vector engine (`sim.vector`).
+"""The teaching model compiled for the vector engine (`sim.checking.vector`).
 
 A state is one row of small integers, in the layout of `COLUMNS` below (the queue and the history are
 fixed slots, 0 when empty, with their lengths kept beside them). Each method of `steps` is one action
@@ -25,8 +25,8 @@ from models.teaching.state import (
     call_id,
     steer_id,
 )
-from sim import facts as F
-from sim.vector import StepBatch
+from sim.checking.vector import StepBatch
+from sim.core import facts as F
 
 if TYPE_CHECKING:
     from models.teaching.model import TeachingModel

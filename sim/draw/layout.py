@@ -8,7 +8,7 @@ says what it stands for: runs of uneventful steps (no steer, turn or violation n
 row, and if the diagram is still too long its middle is cut, keeping the start and the end (where the
 violation usually is).
 
-This module is pure data so that tests can inspect a layout; `sim.diagram` draws it.
+This module is pure data so that tests can inspect a layout; `sim.draw.diagram` draws it.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
 
-from sim.trace import Trace, TraceStep
+from sim.traces.trace import Trace, TraceStep
 
 COLLAPSE_ABOVE = 40  # traces with more steps than this collapse their uneventful stretches
 CONTEXT = 1  # uneventful steps kept on each side of an eventful one
@@ -298,7 +298,7 @@ class _Rows:
 def layout(trace: Trace, title: str = "", loop_start: int | None = None,
            fact_events: Sequence[Sequence[int] | None] | None = None) -> Layout:
     """Place every step, message, span, steer mark and violation of `trace`. `fact_events[i][j]` is the
-    position of the event of step i that carried its fact j (from the model, see `sim.diagram`); steps
+    position of the event of step i that carried its fact j (from the model, see `sim.draw.diagram`); steps
     without it are guessed from the events' payloads."""
     rows = _Rows(_time_scale(trace), loop_start)
     for kind, first, last in choose_shown(trace):

@@ -1,0 +1,249 @@
+"""The four core invariants of the brief, as deterministic automata over facts.
+
+A monitor's state is a hashable value built from tuples in a fixed order, so the explorer can carry it
+in the product state (and fingerprint it) and the simulator can run it online. A monitor keeps only
+what is still open (outstanding steers, unpaired calls, active turns): once an obligation is met it is
+forgotten, which keeps the product state space no larger than the model's own whenever the open
+obligations are a function of the model state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass
+from typing import ClassVar
+
+from sim.core.facts import Fact
+
+RESOLUTIONS = ("steer.applied", "steer.failed", "steer.unknown")
+
+
+class MonitorViolation(Exception):
+    """Raised by a monitor's `step` when a fact breaks its invariant; the message says how."""
+
+
+@dataclass(frozen=True)
+class Monitor:
+    """Base of the fact monitors. `step` returns the next monitor state or raises MonitorViolation;
+    `at_end` judges a state in which the system can do nothing more; `settled` is the liveness goal
+    (no obligation open), used by the `<name>.eventually` property."""
+
+    name: ClassVar[str]
+    doc: ClassVar[str]
+    watches: ClassVar[frozenset[str]]  # the fact names `step` reacts to; the product sends only these
+
+    def initial(self) -> Hashable:
+        return ()
+
+    def step(self, state: Hashable, fact: Fact) -> Hashable:
+        raise NotImplementedError
+
+    def at_end(self, state: Hashable) -> str | None:
+        return None
+
+    def settled(self, state: Hashable) -> bool:
+        return True
+
+
+def _without(items: tuple, index: int) -> tuple:
+    return items[:index] + items[index + 1 :]
+
+
+def _find(items: tuple, key: object) -> int:
+    for index, item in enumerate(items):
+        if item[0] == key:
+            return index
+    return -1
+
+
+@dataclass(frozen=True)
+class NoLostSteers(Monitor):
+    """Every submitted steer is answered (accepted or rejected, or its fate is unknown), and every
+    accepted steer ends in exactly one of applied, failed, unknown. State: the open steers in
+    submission order, each `(id, "submitted" | "accepted")`."""
+
+    name: ClassVar[str] = "no-lost-steers"
+    doc: ClassVar[str] = "every accepted steer ends in exactly one of applied, failed, unknown"
+    watches: ClassVar[frozenset[str]] = frozenset(
+        ("steer.submitted", "steer.accepted", "steer.rejected", *RESOLUTIONS))
+
+    def step(self, state: tuple, fact: Fact) -> tuple:
+        name = fact.name
+        sid = fact.fields[0][1]
+        index = _find(state, sid)
+        if name == "steer.submitted":
+            if index >= 0:
+                raise MonitorViolation(f"steer {sid!r} submitted twice while still open")
+            return (*state, (sid, "submitted"))
+        if name == "steer.accepted":
+            if index < 0 or state[index][1] != "submitted":
+                raise MonitorViolation(f"steer {sid!r} accepted but it is not an open submission")
+            return state[:index] + ((sid, "accepted"),) + state[index + 1 :]
+        if name == "steer.rejected":
+            if index < 0 or state[index][1] != "submitted":
+                raise MonitorViolation(f"steer {sid!r} rejected but it is not an open submission")
+            return _without(state, index)
+        if name == "steer.unknown" and index >= 0:
+            return _without(state, index)
+        if index < 0 or state[index][1] != "accepted":
+            raise MonitorViolation(
+                f"{name} for steer {sid!r}, which is not an accepted, unresolved steer "
+                "(resolved twice, or never accepted)"
+            )
+        return _without(state, index)
+
+    def at_end(self, state: tuple) -> str | None:
+        if state:
+            open_ids = ", ".join(f"{sid!r} ({phase})" for sid, phase in state)
+            return f"the system can do nothing more, but steers are still open: {open_ids}"
+        return None
+
+    def settled(self, state: tuple) -> bool:
+        return not state
+
+
+@dataclass(frozen=True)
+class OneActiveTurn(Monitor):
+    """At most one active turn per chain. State: `(chain, turn)` of each active turn, by chain."""
+
+    name: ClassVar[str] = "one-active-turn"
+    doc: ClassVar[str] = "at most one turn is active per chain"
+    watches: ClassVar[frozenset[str]] = frozenset(("turn.started", "turn.ended"))
+
+    def step(self, state: tuple, fact: Fact) -> tuple:
+        if fact.name == "turn.started":
+            turn, chain = fact.get("turn"), fact.get("chain")
+            index = _find(state, chain)
+            if index >= 0:
+                raise MonitorViolation(
+                    f"turn {turn!r} started on chain {chain!r} while turn {state[index][1]!r} is active"
+                )
+            return tuple(sorted((*state, (chain, turn)), key=lambda item: str(item[0])))
+        if fact.name == "turn.ended":
+            turn = fact.get("turn")
+            for index, (_, active) in enumerate(state):
+                if active == turn:
+                    return _without(state, index)
+            raise MonitorViolation(f"turn {turn!r} ended but it is not active")
+        return state
+
+
+@dataclass(frozen=True)
+class OrderedHistory(Monitor):
+    """Applied steers appear in acceptance order on their target, and the history never takes the same
+    item twice. State: `(targets, accepted, history)`: the target of each open submission, the accepted
+    unresolved steers in acceptance order as `(id, target)`, and the items appended per chain."""
+
+    name: ClassVar[str] = "ordered-history"
+    doc: ClassVar[str] = "history is append-only; applied steers appear in acceptance order"
+    watches: ClassVar[frozenset[str]] = frozenset(
+        ("steer.submitted", "steer.accepted", "steer.rejected", "history.appended", *RESOLUTIONS))
+
+    def initial(self) -> tuple:
+        return ((), (), ())
+
+    def step(self, state: tuple, fact: Fact) -> tuple:
+        targets, accepted, history = state
+        name = fact.name
+        if name == "steer.submitted":
+            return ((*targets, (fact.get("id"), fact.get("target"))), accepted, history)
+        if name == "steer.accepted" or name == "steer.rejected":
+            sid = fact.get("id")
+            index = _find(targets, sid)
+            if index < 0:
+                return state
+            target = targets[index][1]
+            targets = _without(targets, index)
+            if name == "steer.accepted":
+                accepted = (*accepted, (sid, target))
+            return (targets, accepted, history)
+        if name in RESOLUTIONS:
+            sid = fact.get("id")
+            index = _find(accepted, sid)
+            if index < 0:
+                index = _find(targets, sid)
+                return state if index < 0 else (_without(targets, index), accepted, history)
+            target = accepted[index][1]
+            if name == "steer.applied":
+                for earlier, earlier_target in accepted[:index]:
+                    if earlier_target == target:
+                        raise MonitorViolation(
+                            f"steer {sid!r} applied before {earlier!r}, which was accepted earlier "
+                            f"for the same target {target!r} and is still queued"
+                        )
+            return (targets, _without(accepted, index), history)
+        if name == "history.appended":
+            chain, item = fact.get("chain"), fact.get("item")
+            index = _find(history, chain)
+            items = history[index][1] if index >= 0 else ()
+            if item in items:
+                raise MonitorViolation(f"history of chain {chain!r} took item {item!r} a second time")
+            entry = (chain, (*items, item))
+            history = history[:index] + (entry,) + history[index + 1 :] if index >= 0 else (*history, entry)
+            return (targets, accepted, history)
+        return state
+
+
+@dataclass(frozen=True)
+class PairedToolResults(Monitor):
+    """Every requested call gets exactly one result (real or synthetic) before the next model call of
+    its chain, and starts at most once, before its result. State: `(turns, calls)`: the chain of the
+    latest turn per chain as `(turn, chain)`, and the open calls as `(call, chain, started)`."""
+
+    name: ClassVar[str] = "paired-tool-results"
+    doc: ClassVar[str] = "every requested call gets exactly one result before the next model call"
+    watches: ClassVar[frozenset[str]] = frozenset(("turn.started", "tool.requested", "tool.started", "tool.result"))
+
+    def initial(self) -> tuple:
+        return ((), ())
+
+    def step(self, state: tuple, fact: Fact) -> tuple:
+        turns, calls = state
+        name = fact.name
+        if name == "turn.started":
+            turn, chain = fact.get("turn"), fact.get("chain")
+            for call, call_chain, _ in calls:
+                if call_chain == chain:
+                    raise MonitorViolation(
+                        f"turn {turn!r} of chain {chain!r} started while call {call!r} has no result"
+                    )
+            kept = tuple(entry for entry in turns if entry[1] != chain)
+            return ((*kept, (turn, chain)), calls)
+        if name == "tool.requested":
+            call, turn = fact.get("call"), fact.get("turn")
+            if _find(calls, call) >= 0:
+                raise MonitorViolation(f"call {call!r} requested again before its result")
+            index = _find(turns, turn)
+            chain = turns[index][1] if index >= 0 else turn
+            return (turns, (*calls, (call, chain, False)))
+        if name == "tool.started":
+            call = fact.get("call")
+            index = _find(calls, call)
+            if index < 0:
+                raise MonitorViolation(f"call {call!r} started but it has no open request")
+            if calls[index][2]:
+                raise MonitorViolation(f"call {call!r} started twice")
+            entry = (call, calls[index][1], True)
+            return (turns, calls[:index] + (entry,) + calls[index + 1 :])
+        if name == "tool.result":
+            call = fact.get("call")
+            index = _find(calls, call)
+            if index < 0:
+                raise MonitorViolation(f"result for call {call!r}, which has no open request (a second result?)")
+            return (turns, _without(calls, index))
+        return state
+
+    def at_end(self, state: tuple) -> str | None:
+        _, calls = state
+        if calls:
+            return "the system can do nothing more, but calls have no result: " + ", ".join(
+                repr(call) for call, _, _ in calls
+            )
+        return None
+
+    def settled(self, state: tuple) -> bool:
+        return not state[1]
+
+
+CORE_MONITORS: tuple[Monitor, ...] = (NoLostSteers(), OneActiveTurn(), OrderedHistory(), PairedToolResults())
+CORE_PROPERTY_NAMES = tuple(monitor.name for monitor in CORE_MONITORS)

@@ -1,0 +1,262 @@
+"""The check matrix: what a project expects of its models, kept in `pyproject.toml` and run by `steersim ci`.
+
+Each `[[tool.steersim.check]]` entry names a model, a parameter grid (every combination is checked), the
+verdict the correct model must get, and the bug variants the check must catch, each with the property
+that must catch it:
+
+    [[tool.steersim.check]]
+    model = "teaching"
+    grid = { K = [1, 3], P = [1, 3] }      # lists are grid axes; a single value is fixed
+    expect = "ok"                          # check the correct model: ok | violation | incomplete
+    bugs = "all"                           # check bug variants: "all" or ["name", ...] (caught by the
+                                           # properties the spec's bug_catchers name),
+                                           # or { name = "property", ... }
+    max_states = 50000                     # optional limits: max_states, max_depth, timeout
+
+Every case runs `sim.checking.engines.check` with `keep_going`, so the catching property is judged even when
+another one is violated first. A case passes when the correct model's status is `expect`, or when the
+bug variant's catching property is `violated`. A malformed table is refused before anything runs, with
+one line naming the bad key, so that a typo never passes as an empty matrix.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sim.checking.engines import check
+from sim.checking.explorer import CheckOptions, CheckResult
+from sim.core.registry import ModelSpec, get_model_spec
+from sim.errors import UsageError
+from sim.interrupts import INTERRUPTED
+from sim.report.formats import junit_xml
+
+STATUSES = ("ok", "violation", "incomplete")
+ENTRY_KEYS = ("model", "grid", "expect", "bugs", "max_states", "max_depth", "timeout")
+LIMIT_KEYS = {"max_states": int, "max_depth": int, "timeout": (int, float)}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One check to run: a model at one grid point, correct (`bug` None, judged by `expect`) or a bug
+    variant (judged by whether `catcher` is violated)."""
+
+    model: str
+    params: dict[str, Any]
+    point: dict[str, Any]
+    bug: str | None
+    expect: str | None
+    catcher: str | None
+    limits: dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        """The model and the grid point, as the entry set it (defaults go unsaid), and the bug."""
+        point = " ".join(f"{k}={v}" for k, v in self.point.items())
+        return self.model + (f"[{point}]" if point else "") + (f" bug={self.bug}" if self.bug else "")
+
+    def expectation(self) -> str:
+        return f"{self.catcher} violated" if self.bug else str(self.expect)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    case: Case
+    passed: bool
+    got: str
+    seconds: float
+
+    def line(self) -> str:
+        if self.got == INTERRUPTED:
+            return f"STOP  {self.case.name}: interrupted (Ctrl-C) ({self.seconds:.2f} s)"
+        verdict = "PASS" if self.passed else "FAIL"
+        detail = f"{self.got}" if self.passed else f"expected {self.case.expectation()}, got {self.got}"
+        return f"{verdict}  {self.case.name}: {detail} ({self.seconds:.2f} s)"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.case.name, "model": self.case.model, "params": self.case.params, "bug": self.case.bug,
+                "expected": self.case.expectation(), "got": self.got, "passed": self.passed,
+                "seconds": round(self.seconds, 3)}
+
+
+def load_matrix(path: str | Path) -> list[Case]:
+    """The cases of the `[tool.steersim]` table in `path`, validated; UsageError names the bad key."""
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except FileNotFoundError:
+        raise UsageError(f"config {str(path)!r} does not exist; give --config FILE") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as bad:
+        raise UsageError(f"config {str(path)!r} is not valid TOML: {bad}") from None
+    except RecursionError:
+        raise UsageError(f"config {str(path)!r} is nested too deeply to be a check matrix") from None
+    except OSError as bad:
+        raise UsageError(f"config {str(path)!r} cannot be read: {bad.strerror}") from None
+    tool = data.get("tool", {})
+    if not isinstance(tool, Mapping):
+        raise UsageError(f"config {str(path)!r}: tool: expected a table holding [tool.steersim]")
+    table = tool.get("steersim")
+    if table is None:
+        raise UsageError(f"config {str(path)!r} has no [tool.steersim] table; add [[tool.steersim.check]] entries")
+    if not isinstance(table, Mapping):
+        raise UsageError("tool.steersim: expected a table")
+    for key in table:
+        if key != "check":
+            raise UsageError(f"tool.steersim.{key}: unknown key; [tool.steersim] takes only check = [...]")
+    entries = table.get("check")
+    if not isinstance(entries, list) or not entries or not all(isinstance(e, Mapping) for e in entries):
+        raise UsageError("tool.steersim.check: expected one or more [[tool.steersim.check]] tables")
+    cases: list[Case] = []
+    for index, entry in enumerate(entries):
+        cases.extend(_entry_cases(f"tool.steersim.check[{index}]", entry))
+    return cases
+
+
+def _entry_cases(where: str, entry: Mapping[str, Any]) -> list[Case]:
+    for key in entry:
+        if key not in ENTRY_KEYS:
+            raise UsageError(f"{where}.{key}: unknown key; known keys: {', '.join(ENTRY_KEYS)}")
+    name = entry.get("model")
+    if not isinstance(name, str):
+        raise UsageError(f"{where}.model: expected a model name (see `steersim models`) or path/to/file.py:SPEC")
+    try:
+        spec = get_model_spec(name)
+    except UsageError as bad:
+        raise UsageError(f"{where}.model: {bad}") from None
+    if "expect" not in entry and "bugs" not in entry:
+        raise UsageError(f"{where}: needs expect = \"ok\" (check the correct model), bugs = [...], or both")
+    expect = entry.get("expect")
+    if expect is not None and expect not in STATUSES:
+        raise UsageError(f"{where}.expect: expected one of {', '.join(STATUSES)}, not {expect!r}")
+    limits = {}
+    for key, kind in LIMIT_KEYS.items():
+        if key in entry:
+            value = entry[key]
+            if isinstance(value, bool) or not isinstance(value, kind) or not value > 0 or value == math.inf:
+                raise UsageError(f"{where}.{key}: expected a positive number, not {value!r}")
+            limits[key] = value
+    bugs = _bugs(f"{where}.bugs", spec, entry.get("bugs", {}))
+    cases = []
+    for point in _grid(f"{where}.grid", spec, entry.get("grid", {})):
+        if expect is not None:
+            cases.append(Case(name, spec.resolve(point), point, None, expect, None, limits))
+        cases.extend(Case(name, spec.resolve(point, bug), point, bug, None, catcher, limits)
+                     for bug, catcher in bugs.items())
+    return cases
+
+
+def _grid(where: str, spec: ModelSpec, grid: Any) -> list[dict[str, Any]]:
+    """Every combination of the grid's axes, each checked against the spec's parameters. A bug variant
+    is checked with the parameters it needs to show (the spec's `bug_params`) beneath the point."""
+    if not isinstance(grid, Mapping):
+        raise UsageError(f"{where}: expected a table of parameter = value or [values]")
+    axes = []
+    for key, values in grid.items():
+        values = values if isinstance(values, list) else [values]
+        if not values:
+            raise UsageError(f"{where}.{key}: expected at least one value")
+        axes.append([(key, v) for v in values])
+    points = []
+    for combination in itertools.product(*axes):
+        try:
+            spec.resolve(dict(combination))
+            points.append(dict(combination))
+        except UsageError as bad:
+            bad_key = next((k for k, _ in combination if k in str(bad)), "")
+            raise UsageError(f"{where}{'.' + bad_key if bad_key else ''}: {bad}") from None
+    return points
+
+
+def _bugs(where: str, spec: ModelSpec, bugs: Any) -> dict[str, str]:
+    """Bug variant -> catching property, from "all", a list (the spec's catchers) or a table."""
+    if bugs == "all":
+        bugs = list(spec.bugs)
+    if isinstance(bugs, list):
+        named = next((b for b in bugs if not isinstance(b, str)), None)
+        if named is not None:
+            raise UsageError(f"{where}: expected bug variant names, not {named!r}")
+        missing = [b for b in bugs if b in spec.bugs and b not in spec.bug_catchers]
+        if missing:
+            raise UsageError(f"{where}: model {spec.name!r} names no catching property for {missing[0]!r}; "
+                             f"use bugs = {{ {missing[0]} = \"property\" }}")
+        bugs = {b: spec.bug_catchers.get(b) for b in bugs}
+    if not isinstance(bugs, Mapping):
+        raise UsageError(f"{where}: expected \"all\", a list of bug names, or a table of bug = \"property\"")
+    for bug, catcher in bugs.items():
+        if not isinstance(bug, str) or bug not in spec.bugs:
+            raise UsageError(f"{where}.{bug}: model {spec.name!r} has no bug variant {bug!r}; "
+                             f"its bug variants are: {', '.join(spec.bugs)}")
+        if not isinstance(catcher, str):
+            raise UsageError(f"{where}.{bug}: expected the name of the property that catches it")
+    return dict(bugs)
+
+
+def run_case(case: Case) -> Outcome:
+    """Check one case. Ctrl-C, in the check or before it, gives an outcome `interrupted`."""
+    started = time.monotonic()
+    try:
+        model = get_model_spec(case.model).build(case.params, case.bug)
+        result = check(model, CheckOptions(keep_going=True, **case.limits))
+    except KeyboardInterrupt:
+        return Outcome(case, False, INTERRUPTED, time.monotonic() - started)
+    seconds = time.monotonic() - started
+    if result.status == INTERRUPTED:
+        return Outcome(case, False, INTERRUPTED, seconds)
+    if case.bug is None:
+        return Outcome(case, result.status == case.expect, _status_text(result), seconds)
+    statuses = {p.name: p.status for p in result.properties}
+    got = statuses.get(case.catcher or "")
+    if got is None:
+        return Outcome(case, False, f"no property {case.catcher!r} (the model has: {', '.join(statuses)})", seconds)
+    return Outcome(case, got == "violated", f"{case.catcher} {got}", seconds)
+
+
+def _status_text(result: CheckResult) -> str:
+    broken = [p.name for p in result.properties if p.status in ("violated", "unreached")]
+    return result.status + (f" ({', '.join(broken)})" if broken else "")
+
+
+def run_matrix(cases: Sequence[Case], echo: Any = print) -> list[Outcome]:
+    """The outcomes of `cases` in order; after an interrupted one (Ctrl-C), no more cases run."""
+    outcomes = []
+    for case in cases:
+        outcome = run_case(case)
+        echo(outcome.line())
+        outcomes.append(outcome)
+        if outcome.got == INTERRUPTED:
+            break
+    return outcomes
+
+
+def failures(outcomes: Sequence[Outcome]) -> int:
+    """Cases that did not get their expected verdict (a case cut short by Ctrl-C got none)."""
+    return sum(1 for o in outcomes if not o.passed and o.got != INTERRUPTED)
+
+
+def matrix_status(outcomes: Sequence[Outcome]) -> str:
+    """pass, fail, or interrupted when Ctrl-C cut the matrix short."""
+    if any(o.got == INTERRUPTED for o in outcomes):
+        return INTERRUPTED
+    return "fail" if failures(outcomes) else "pass"
+
+
+def matrix_json(config: str | Path, outcomes: Sequence[Outcome]) -> dict[str, Any]:
+    failed = failures(outcomes)
+    return {"config": str(config), "status": matrix_status(outcomes), "cases": len(outcomes),
+            "passed": sum(o.passed for o in outcomes), "failed": failed,
+            "seconds": round(sum(o.seconds for o in outcomes), 3), "results": [o.to_json() for o in outcomes]}
+
+
+def matrix_junit(outcomes: Sequence[Outcome]) -> str:
+    def status(o: Outcome) -> str:
+        return "passed" if o.passed else "unknown" if o.got == INTERRUPTED else "failed"
+
+    cases = [(o.case.name, f"steersim.ci.{o.case.model}", status(o),
+              "" if o.passed else f"expected {o.case.expectation()}, got {o.got}") for o in outcomes]
+    return junit_xml("steersim.ci", cases, sum(o.seconds for o in outcomes), matrix_status(outcomes) == INTERRUPTED)

@@ -1,0 +1,1 @@
+"""Traces: the JSON Lines format and replay, and canonical traces found by search."""
