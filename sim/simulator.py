@@ -18,6 +18,7 @@ from operator import itemgetter
 from typing import Any, NamedTuple
 
 from sim.errors import ModelError
+from sim.facts import Fact
 from sim.model import Action, Model
 from sim.product import Product, PState, Transition, Violation
 from sim.timing import Clocks, TimingProfile
@@ -44,6 +45,7 @@ class SimRun:
     reached: frozenset[str]
     steps: list[TimedStep] = field(default_factory=list)
     final: PState | None = None
+    observed: list[tuple[float, Fact]] = field(default_factory=list)
 
 
 INF = float("inf")
@@ -98,11 +100,15 @@ def _picker(sources: tuple[int, ...]) -> Callable[[Sequence[float]], Sequence[fl
 
 class Simulator:
     """Runs seeds of one model under one timing profile. `cache_states` bounds the memo of visited
-    states (cleared when full; nodes a running seed still holds are dropped when it ends)."""
+    states (cleared when full; nodes a running seed still holds are dropped when it ends). `watch` names
+    facts each run keeps with their times in `SimRun.observed` (what `sim.queries` measures): a step
+    that emits one is marked notable, so the steps that emit none cost what they cost without it."""
 
     def __init__(self, model: Model, timing: TimingProfile | None = None,
-                 max_steps: int = 100_000, max_time: float | None = None, cache_states: int = 100_000) -> None:
+                 max_steps: int = 100_000, max_time: float | None = None, cache_states: int = 100_000,
+                 watch: frozenset[str] = frozenset()) -> None:
         self.product = Product(model)
+        self.watch = watch
         self.timing = timing or TimingProfile.from_mapping(model.default_timing())
         self.max_steps = max_steps
         self.max_time = max_time
@@ -155,8 +161,9 @@ class Simulator:
                 picks = tuple(0 if s is None else s for s in sources)
                 carry = self._share(("carry", *picks), lambda: _picker(picks))
             gain = self._share(target.reached - node.reached)
-            edge = _Edge(target.edges, carry, self._share(tuple(fresh)), bool(transition.violations or gain),
-                         transition, target, gain)
+            watched = bool(self.watch) and any(f.name in self.watch for f in transition.facts)
+            edge = _Edge(target.edges, carry, self._share(tuple(fresh)),
+                         bool(transition.violations or gain or watched), transition, target, gain)
         node.edges[index] = edge
         return edge
 
@@ -207,6 +214,8 @@ class Simulator:
         earliest clock's edge and moves the clocks along it, reading only the edge's first four fields,
         and leaves everything unusual to `_choose` and to the edge's `notable` flag."""
         clocks = Clocks(self.timing, seed)
+        watch = self.watch
+        observed: list[tuple[float, Fact]] = []
         init_index, node, initial_violations = self._start(clocks)
         violations = list(initial_violations)
         reached = node.reached
@@ -251,6 +260,8 @@ class Simulator:
             if record:
                 steps.append(TimedStep(now, edge.transition))
             if edge[3]:
+                if watch:
+                    observed.extend((now, f) for f in edge.transition.facts if f.name in watch)
                 if edge.transition.violations:
                     violations.extend(edge.transition.violations)
                     end = VIOLATION
@@ -263,7 +274,7 @@ class Simulator:
                 node.ending = self.product.end_violations(node.state)
             violations.extend(node.ending)
             end = VIOLATION if violations else QUIESCENT
-        return SimRun(seed, init_index, end, now, count, violations, reached, steps, node.state)
+        return SimRun(seed, init_index, end, now, count, violations, reached, steps, node.state, observed)
 
 
 def simulate(model: Model, seed: int, timing: TimingProfile | None = None, max_steps: int = 100_000,

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sim.facts import Fact
 from sim.model import Model
 from sim.product import Product
 from sim.simulator import Simulator
@@ -28,6 +29,7 @@ class RunVerdict:
     time: float
     violations: tuple[tuple[str, str], ...]
     reached: tuple[str, ...]
+    observed: tuple[tuple[float, Fact], ...] = ()  # the watched facts and their times (see Simulator.watch)
 
     def to_json(self) -> dict[str, Any]:
         return {"seed": self.seed, "steps": self.steps, "end": self.end, "t": self.time,
@@ -39,7 +41,8 @@ def run_seeds(simulator: Simulator, seeds: Iterable[int]) -> list[RunVerdict]:
     for seed in seeds:
         run = simulator.run(seed)
         out.append(RunVerdict(seed, run.step_count, run.end, run.time,
-                              tuple((v.property, v.message) for v in run.violations), tuple(sorted(run.reached))))
+                              tuple((v.property, v.message) for v in run.violations), tuple(sorted(run.reached)),
+                              tuple(run.observed)))
     return out
 
 
