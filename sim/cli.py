@@ -241,7 +241,6 @@ def _save_plot(result: Any, path: str, base: Any) -> None:
 
     fig, ax = plt.subplots(figsize=(6, 3.5))
     result.plot(ax)
-    ax.set_ylabel(result.points[0].query.text)
     ax.set_title(f"{base.model}{' --bug ' + base.bug if base.bug else ''}")
     fig.tight_layout()
     fig.savefig(path)
@@ -453,7 +452,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = False
     try:
-        args = build_parser().parse_args(argv)
+        args = _parse(build_parser(), argv)
         debug = args.debug
         code = args.run(args)
         sys.stdout.flush()  # so that a reader who left shows here, not as a message at exit
@@ -472,6 +471,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         print(crash_line(crash, argv, debug), file=sys.stderr)
         return EXIT_INTERNAL
+
+
+def _parse(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace:
+    """`parser.parse_args`, except that estimate's QUERY may also come after the options (argparse
+    gives an optional positional only the arguments next to the one before it)."""
+    args, extra = parser.parse_known_args(argv)
+    if extra and args.command == "estimate" and args.query is None and len(extra) == 1 \
+            and not extra[0].startswith("-"):
+        args.query, extra = extra[0], []
+    if extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
 
 
 def _discard_stdout() -> None:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sim.intervals import MeanSummary, ProportionInterval, Sprt, proportion_interval, summarise
+from sim.intervals import MeanSummary, ProportionInterval, Sprt, level_text, proportion_interval, summarise
 from sim.queries import Event, Measure, Query
 from sim.sweep import RunVerdict
 
@@ -112,7 +112,7 @@ class Estimate:
         if self.summary is None:
             return [f"{name}: no samples in {self.runs:,} runs"]
         s, unit = self.summary, self.query.unit
-        level = f"{self.confidence:g}"
+        level = level_text(self.confidence)
         out = [f"{name}: mean {s.mean:.4g} {unit}, {level} interval [{s.low:.4g}, {s.high:.4g}] "
                f"({s.count:,} samples from {self.runs:,} runs, t)"]
         out.append("  " + "  ".join(f"p{100 * q:g} {v:.4g}" for q, v in s.quantiles))

@@ -55,7 +55,7 @@ class ProportionInterval:
     def describe(self) -> str:
         """One line: the estimate and its interval, or the one-sided bound when there is no estimate to
         speak of."""
-        level = f"{self.confidence:.0%}" if round(self.confidence * 100, 6).is_integer() else f"{self.confidence:g}"
+        level = level_text(self.confidence)
         counted = f"{self.successes:,} of {self.runs:,} runs"
         if self.bound == "upper":
             return f"< {_percent(self.high)} at {level} ({counted}; one-sided {self.method} bound)"
@@ -63,6 +63,11 @@ class ProportionInterval:
             return f"> {_percent(self.low)} at {level} ({counted}; one-sided {self.method} bound)"
         return (f"{_percent(self.estimate)}, {level} interval [{_percent(self.low)}, {_percent(self.high)}] "
                 f"({counted}, {self.method})")
+
+
+def level_text(confidence: float) -> str:
+    """A confidence level as people write it: 95%, 99.9%."""
+    return f"{100 * confidence:g}%"
 
 
 def _percent(p: float) -> str:
@@ -122,9 +127,17 @@ def summarise(samples: Sequence[float], confidence: float = 0.95) -> MeanSummary
         ci = ttest_1samp(values, 0.0).confidence_interval(confidence_level=confidence)
         low, high = float(ci.low), float(ci.high)
     quantiles = tuple((q, float(v)) for q, v in zip(QUANTILES, np.quantile(values, QUANTILES), strict=True))
-    counts, edges = np.histogram(values, bins=HISTOGRAM_BINS)
+    counts, edges = np.histogram(values, bins=_bins(values))
     return MeanSummary(int(values.size), mean, low, high, confidence, quantiles,
                        (tuple(float(e) for e in edges), tuple(int(c) for c in counts)))
+
+
+def _bins(values: np.ndarray) -> Any:
+    """One bin per value for a count of few values (steers per turn), else HISTOGRAM_BINS equal bins."""
+    low, high = float(values.min()), float(values.max())
+    if np.all(values == np.round(values)) and high - low < 2 * HISTOGRAM_BINS:
+        return np.arange(low, high + 2) - 0.5
+    return HISTOGRAM_BINS
 
 
 @dataclass(frozen=True)

@@ -95,24 +95,28 @@ class SteerLatency(Measure):
         accepted: dict[object, float] = {}
         out: list[float] = []
         for t, fact in verdict.observed:
-            steer = fact.get("id")
             if fact.name == "steer.accepted":
-                accepted.setdefault(steer, t)
-            elif steer in accepted:
-                out.append(t - accepted.pop(steer))
+                accepted.setdefault(fact.get("id"), t)
+            elif fact.name == "steer.applied" and fact.get("id") in accepted:
+                out.append(t - accepted.pop(fact.get("id")))
         return out, len(accepted)
 
 
 @dataclass(frozen=True)
 class SteersPerTurn(Measure):
+    """Each turn started, with the steers applied to it: a steer counts for the latest turn started
+    with its turn id, as a model may reuse a turn's id for the next turn."""
+
     def samples(self, verdict: RunVerdict) -> tuple[list[float], int]:
-        turns: dict[object, int] = {}
+        counts: list[float] = []
+        latest: dict[object, int] = {}
         for _, fact in verdict.observed:
             if fact.name == "turn.started":
-                turns.setdefault(fact.get("turn"), 0)
-            elif fact.get("turn") in turns:
-                turns[fact.get("turn")] += 1
-        return [float(n) for n in turns.values()], 0
+                latest[fact.get("turn")] = len(counts)
+                counts.append(0.0)
+            elif fact.name == "steer.applied" and fact.get("turn") in latest:
+                counts[latest[fact.get("turn")]] += 1
+        return counts, 0
 
 
 @dataclass(frozen=True)

@@ -3,23 +3,24 @@
 A `Setting` is what a run needs besides its seed: the model's reference, its parameters, the bug variant
 and the timing profile. `estimate_setting` builds the sweep recipe of a setting (with the facts the
 query reads to be kept) and runs `sim.estimate` on the executor `--workers`/`--dask` choose. A grid axis
-varies one model parameter (`Q=1,2,3,4`) or one field of one timing entry
-(`timing:agent.clear.mean=0.05,0.2,0.8`; the entry is the part before the last dot, as named in the
-profile), and every point runs the same seeds: common random numbers.
+varies one model parameter (`Q=1,2,3,4`) or one field of timing entries
+(`timing:tool.*.median=0.5,1,2`: the entries before the last dot, a pattern over the profile's entry
+names, or a kind of its own), and every point runs the same seeds: common random numbers.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from fnmatch import fnmatchcase
 from typing import Any
 
 from sim.errors import UsageError
 from sim.estimate import Decision, Estimate, Plan, decide, estimate
 from sim.executors import SweepRecipe, make_executor
-from sim.intervals import Sprt
+from sim.intervals import Sprt, level_text
 from sim.product import Product
-from sim.queries import Event, Query
+from sim.queries import Event, Measure, Query
 from sim.registry import get_model_spec
 from sim.timing import TimingProfile
 
@@ -45,7 +46,8 @@ def setting(model: str, params: Mapping[str, Any] | None = None, bug: str | None
     spec = get_model_spec(model)
     resolved = spec.resolve(params or {}, bug)
     built = spec.build(resolved, bug)
-    profile = TimingProfile.from_file(timing_file) if timing_file else TimingProfile.from_mapping(built.default_timing())
+    profile = TimingProfile.from_file(timing_file) if timing_file else \
+        TimingProfile.from_mapping(built.default_timing())
     return Setting(model, resolved, bug, profile.to_mapping())
 
 
@@ -90,9 +92,29 @@ class Axis:
             spec = get_model_spec(base.model)
             return replace(base, params=spec.resolve({**base.params, self.name: value}, base.bug))
         entry, fieldname = timing
-        profile = {**base.timing, entry: {**base.timing[entry], fieldname: value}}
-        TimingProfile.from_mapping(profile)  # refuses a value the distribution cannot take, in one line
-        return replace(base, timing=profile)
+        return replace(base, timing=_set_timing_field(base.timing, entry, fieldname, value))
+
+
+def _set_timing_field(timing: Mapping[str, Any], entry: str, fieldname: str, value: float) -> dict[str, Any]:
+    """`timing` with `fieldname` set to `value` in every entry whose name `entry` matches as a pattern
+    (`tool.*` sets each tool entry, `default` the default). When none does, a new entry `entry` comes
+    first, a copy of the delay the profile gives a kind of that name, so that it wins over the patterns
+    after it. Refuses, in one line, a field the entry's distribution does not take or a value it cannot."""
+    profile = TimingProfile.from_mapping(timing)
+    names = [name for name in timing if fnmatchcase(name, entry)]
+    if names:
+        changed = dict(timing)
+    else:
+        names = [entry]
+        changed = {entry: profile.delay_for(entry).to_mapping(), **timing}
+    for name in names:
+        if fieldname == "dist" or fieldname not in changed[name]:
+            fields = [f for f in changed[name] if f != "dist"]
+            raise UsageError(f"timing entry {name!r} ({changed[name]['dist']}) has no field {fieldname!r}; "
+                             f"its fields are: {', '.join(fields) or 'none'}")
+        changed[name] = {**changed[name], fieldname: value}
+    TimingProfile.from_mapping(changed)
+    return changed
 
 
 def parse_axis(text: str, base: Setting) -> Axis:
@@ -105,13 +127,8 @@ def parse_axis(text: str, base: Setting) -> Axis:
                          "timing:ENTRY.FIELD=V1,V2,... (e.g. --grid 'timing:tool.*.median=0.5,1,2')")
     if name.startswith("timing:"):
         entry, _, fieldname = name.removeprefix("timing:").rpartition(".")
-        if entry not in base.timing:
-            raise UsageError(f"--grid {text!r}: the timing profile has no entry {entry!r}; its entries are: "
-                             f"{', '.join(base.timing)}")
-        if fieldname not in base.timing[entry] or fieldname == "dist":
-            fields = [f for f in base.timing[entry] if f != "dist"]
-            raise UsageError(f"--grid {text!r}: timing entry {entry!r} has no field {fieldname!r}; "
-                             f"its fields are: {', '.join(fields) or 'none'}")
+        if not entry or not fieldname:
+            raise UsageError(f"--grid {text!r}: a timing axis is timing:ENTRY.FIELD, e.g. timing:tool.*.median")
         try:
             parsed: list[Any] = [float(v) for v in values]
         except ValueError:
@@ -121,7 +138,10 @@ def parse_axis(text: str, base: Setting) -> Axis:
         parsed = [spec.parse_assignments([f"{name}={v}"])[name] for v in values]
     axis = Axis(name, tuple(parsed))
     for value in axis.values:
-        axis.at(base, value)
+        try:
+            axis.at(base, value)
+        except UsageError as bad:
+            raise UsageError(f"--grid {text!r}: {bad}") from None
     return axis
 
 
@@ -153,12 +173,15 @@ class GridResult:
         mid = [p.estimate for p in self.points]
         low = [p.low for p in self.points]
         high = [p.high for p in self.points]
-        level = f"{self.points[0].confidence:.0%}" if self.points else ""
-        ax.fill_between(xs, low, high, alpha=0.25, label=f"{level} interval")
-        ax.plot(xs, mid, marker="o", label=self.points[0].query.text if self.points else "")
+        first = self.points[0]
+        name = f"{first.query.text} ({first.query.unit})" if isinstance(first.query, Measure) else \
+            f"P({first.query.text})"
+        ax.fill_between(xs, low, high, alpha=0.25, label=f"{level_text(first.confidence)} interval")
+        ax.plot(xs, mid, marker="o", label=name)
         if not numeric:
             ax.set_xticks(xs, [str(v) for v in values])
         ax.set_xlabel(self.axis.name)
+        ax.set_ylabel(name)
         ax.legend()
         return ax
 
