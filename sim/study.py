@@ -176,10 +176,12 @@ class GridResult:
         first = self.points[0]
         name = f"{first.query.text} ({first.query.unit})" if isinstance(first.query, Measure) else \
             f"P({first.query.text})"
-        ax.fill_between(xs, low, high, alpha=0.25, label=f"{level_text(first.confidence)} interval")
-        ax.plot(xs, mid, marker="o", label=name)
+        line = ax.plot(xs, mid, marker="o", label=f"{name}, {level_text(first.confidence)} band")[0]
+        ax.fill_between(xs, low, high, alpha=0.25, color=line.get_color(), linewidth=0)
         if not numeric:
             ax.set_xticks(xs, [str(v) for v in values])
+        elif all(isinstance(v, int) for v in values):
+            ax.set_xticks(xs)
         ax.set_xlabel(self.axis.name)
         ax.set_ylabel(name)
         ax.legend()
