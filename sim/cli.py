@@ -184,7 +184,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 def cmd_estimate(args: argparse.Namespace) -> int:
     from sim.estimate import Plan
     from sim.intervals import Sprt, check_confidence
-    from sim.queries import parse_assertion, parse_query
+    from sim.queries import Violated, parse_assertion, parse_query
     from sim.study import estimate_grid, estimate_setting, parse_axis, setting
 
     base = setting(args.model, _build(args)[1], args.bug, args.timing)
@@ -201,6 +201,8 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     if args.runs is not None and args.precision is not None:
         raise UsageError("give --runs N (a fixed number of runs) or --precision W (run until the interval is "
                          "that narrow), not both")
+    if args.explain and (args.grid or sprt is not None or not isinstance(query, Violated)):
+        raise UsageError("--explain answers a violation query without --grid or --assert")
     if args.plot and not args.grid:
         raise UsageError("--plot draws a --grid sweep; add --grid NAME=V1,V2,...")
     plan = Plan(runs=args.runs or 10_000, precision=args.precision, max_runs=args.max_runs,
@@ -220,6 +222,11 @@ def cmd_estimate(args: argparse.Namespace) -> int:
         for line in lines:
             print(line)
         document = {**base.to_json(), **answer.to_json()}
+        if args.explain and sprt is None and isinstance(query, Violated) and answer.interval.bound == "upper":
+            from sim.explain import explain_no_violation
+
+            document["explained"] = explain_no_violation(base, query.prop, Path(args.explain))
+            print(document["explained"])
         if sprt is not None:
             code = {True: EXIT_OK, False: EXIT_VIOLATION, None: EXIT_INCOMPLETE}[answer.holds]
         else:
@@ -406,6 +413,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="estimate at each value of a parameter (Q=1,2,3) or timing field "
                         "(timing:tool.*.median=0.5,1,2), with the same seeds at each")
     p.add_argument("--plot", type=output_file, metavar="FILE.png", help="draw the --grid estimates with their band")
+    p.add_argument("--explain", type=output_folder, metavar="DIR",
+                   help="when no run violates: ask the explorer, and write its counterexample, timed, here")
     p.add_argument("--json", type=output_file, help="write the JSON report here")
     p.add_argument("--workers", type=positive_int, default=1, help="local worker processes (default 1: this process)")
     p.add_argument("--dask", metavar="ADDRESS|local", help="run on a Dask scheduler, or `local` for a 2-worker cluster")

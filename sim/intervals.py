@@ -71,8 +71,9 @@ def level_text(confidence: float) -> str:
 
 
 def _percent(p: float) -> str:
-    """A proportion as a percentage with three significant digits, so that small rates stay readable."""
-    return f"{100 * p:.3g}%"
+    """A proportion as a percentage with three significant digits (2.00%, 0.0300%), so that small rates
+    stay readable and every bound shows the same precision."""
+    return f"{100 * p:#.3g}".rstrip(".") + "%"
 
 
 def proportion_interval(successes: int, runs: int, confidence: float = 0.95,

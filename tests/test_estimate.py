@@ -72,7 +72,7 @@ def test_no_violation_in_10000_runs_reports_the_upper_bound_never_zero(tmp_path,
     assert report["estimate"] == 0.0 and report["low"] == 0.0
     assert report["high"] == pytest.approx(bound, rel=1e-9)
     assert report["seeds"] == [0, 9_999] and report["method"] == "exact" and report["confidence"] == 0.95
-    assert out.startswith("P(violation) < 0.03% at 95% (0 of 10,000 runs")
+    assert out.startswith("P(violation) < 0.0300% at 95% (0 of 10,000 runs")
     assert "0%," not in out and " 0%" not in out
 
 
@@ -251,3 +251,21 @@ def test_a_grid_uses_the_same_seeds_at_every_point_and_draws_bands(tmp_path, cap
     assert all(p["seeds"] == [0, 599] for p in points)
     assert points[0]["high"] < points[-1]["low"], "a window sixty times wider loses steers more often"
     assert picture.read_bytes().startswith(b"\x89PNG")
+
+
+# --- explanations of zero observed violations --------------------------------------------------------
+
+def test_explain_proves_zero_on_the_correct_model(tmp_path, capsys):
+    code, out, _ = run_cli(capsys, "estimate", "teaching", "--runs", "200", "--explain", str(tmp_path))
+    assert code == 0 and "the explorer finds no interleaving that violates any safety property" in out
+    assert not list(tmp_path.iterdir())
+
+
+def test_explain_writes_the_rare_counterexample_with_times(tmp_path, capsys):
+    code, out, _ = run_cli(capsys, "estimate", "teaching", "--bug", BUG, "--runs", "5", "--explain", str(tmp_path))
+    assert code == 0 and "< 45.1% at 95% (0 of 5 runs" in out and "the explorer finds ordered-history violated" in out
+    (trace,) = tmp_path.iterdir()
+    steps = [json.loads(line) for line in trace.read_text().splitlines()[1:] if '"t"' in line]
+    assert steps and all(s["t"] is not None for s in steps)
+    code, out, _ = run_cli(capsys, "replay", str(trace))
+    assert code == 1 and out.startswith("ok:")
