@@ -115,7 +115,8 @@ class Estimate:
         level = level_text(self.confidence)
         out = [f"{name}: mean {s.mean:.4g} {unit}, {level} interval [{s.low:.4g}, {s.high:.4g}] "
                f"({s.count:,} samples from {self.runs:,} runs, t)"]
-        out.append("  " + "  ".join(f"p{100 * q:g} {v:.4g}" for q, v in s.quantiles))
+        out.append("  " + "  ".join(f"p{100 * q:g} {v:.4g} [{_bound(lo)}, {_bound(hi)}]"
+                                    for (q, v), (lo, hi) in zip(s.quantiles, s.quantile_intervals, strict=True)))
         if self.unmatched:
             out.append(f"  {self.unmatched:,} started without an end in their run (left out of the samples)")
         edges, counts = s.histogram
@@ -124,6 +125,10 @@ class Estimate:
             bar = "#" * round(40 * count / widest) if widest else ""
             out.append(f"  [{edges[i]:>9.4g}, {edges[i + 1]:>9.4g}) {count:>8,} {bar}")
         return out
+
+
+def _bound(value: float | None) -> str:
+    return "?" if value is None else f"{value:.4g}"
 
 
 def _answer(tally: Tally, plan: Plan, complete: bool = True) -> Estimate:

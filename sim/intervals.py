@@ -4,7 +4,8 @@ Runs of one seed range are independent Bernoulli trials of a query (a violation,
 is a binomial proportion: its interval is Clopper and Pearson's exact one or Wilson's score interval,
 both from scipy. When no run (or every run) shows the event, the honest answer is a one-sided bound
 ("< x at 95%"), never "0%": `ProportionInterval.bound` says which side is open. A measure (a latency,
-a count) gets Student's t interval of its mean, with numpy's quantiles and histogram beside it.
+a count) gets Student's t interval of its mean, numpy's quantiles with scipy's distribution-free
+intervals (from order statistics), and numpy's histogram.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.stats import binomtest, ttest_1samp
+from scipy.stats import binomtest, quantile_test, ttest_1samp
 
 from sim.errors import UsageError
 
@@ -103,6 +104,7 @@ class MeanSummary:
     high: float
     confidence: float
     quantiles: tuple[tuple[float, float], ...]
+    quantile_intervals: tuple[tuple[float | None, float | None], ...]  # per quantile; None: too few samples
     histogram: tuple[tuple[float, ...], tuple[int, ...]]  # bin edges, counts
 
     @property
@@ -112,6 +114,8 @@ class MeanSummary:
     def to_json(self) -> dict[str, Any]:
         return {"mean": self.mean, "samples": self.count,
                 "quantiles": {f"p{100 * q:g}": v for q, v in self.quantiles},
+                "quantile_intervals": {f"p{100 * q:g}": list(ci)
+                                       for (q, _), ci in zip(self.quantiles, self.quantile_intervals, strict=True)},
                 "histogram": {"edges": list(self.histogram[0]), "counts": list(self.histogram[1])}}
 
 
@@ -128,9 +132,17 @@ def summarise(samples: Sequence[float], confidence: float = 0.95) -> MeanSummary
         ci = ttest_1samp(values, 0.0).confidence_interval(confidence_level=confidence)
         low, high = float(ci.low), float(ci.high)
     quantiles = tuple((q, float(v)) for q, v in zip(QUANTILES, np.quantile(values, QUANTILES), strict=True))
+    intervals = tuple(_quantile_interval(values, q, confidence) for q in QUANTILES)
     counts, edges = np.histogram(values, bins=_bins(values))
-    return MeanSummary(int(values.size), mean, low, high, confidence, quantiles,
+    return MeanSummary(int(values.size), mean, low, high, confidence, quantiles, intervals,
                        (tuple(float(e) for e in edges), tuple(int(c) for c in counts)))
+
+
+def _quantile_interval(values: np.ndarray, q: float, confidence: float) -> tuple[float | None, float | None]:
+    """The interval of quantile `q` from the order statistics (scipy's `quantile_test`): it assumes only
+    that the samples are independent. A side the samples are too few to bound is None."""
+    ci = quantile_test(values, q=float(np.quantile(values, q)), p=q).confidence_interval(confidence_level=confidence)
+    return tuple(float(v) if math.isfinite(v) else None for v in (ci.low, ci.high))  # type: ignore[return-value]
 
 
 def _bins(values: np.ndarray) -> Any:

@@ -4,6 +4,7 @@ A query is one of:
 
     violation                    some property is violated in the run (the default)
     violation:PROPERTY           that property is violated in the run
+    reached:PROPERTY             the run reaches that `sometimes` property's state
     fact:NAME                    the run emits fact NAME (e.g. fact:steer.rejected)
     fact:NAME within T           ... at virtual time T or earlier
     measure:steer-latency        virtual time from each steer.accepted to its steer.applied
@@ -24,9 +25,10 @@ from dataclasses import dataclass
 
 from sim.errors import UsageError
 from sim.facts import FACT_NAMES
+from sim.product import PropertyInfo
 from sim.sweep import RunVerdict
 
-SYNTAX = ("violation, violation:PROPERTY, fact:NAME, fact:NAME within T, measure:steer-latency, "
+SYNTAX = ("violation, violation:PROPERTY, reached:PROPERTY, fact:NAME, fact:NAME within T, measure:steer-latency, "
           "measure:steers-per-turn or measure:turns-per-run")
 _FACT = re.compile(r"fact:(?P<name>\S+)(?:\s+within\s+(?P<deadline>\S+))?")
 
@@ -38,7 +40,7 @@ class Query:
     text: str
     watch: tuple[str, ...] = ()
 
-    def check(self, properties: Sequence[str]) -> None:
+    def check(self, properties: Sequence[PropertyInfo]) -> None:
         """Refuse a query that names something the model does not have (a property)."""
 
 
@@ -61,10 +63,27 @@ class Violated(Event):
             return bool(verdict.violations)
         return any(p == self.prop for p, _ in verdict.violations)
 
-    def check(self, properties: Sequence[str]) -> None:
-        if self.prop is not None and self.prop not in properties:
+    def check(self, properties: Sequence[PropertyInfo]) -> None:
+        names = [p.name for p in properties]
+        if self.prop is not None and self.prop not in names:
             raise UsageError(f"query {self.text!r}: the model has no property {self.prop!r}; "
-                             f"its properties are: {', '.join(properties)}")
+                             f"its properties are: {', '.join(names)}")
+
+
+@dataclass(frozen=True)
+class Reached(Event):
+    """The run reaches a state where the named `sometimes` property holds."""
+
+    prop: str = ""
+
+    def occurs(self, verdict: RunVerdict) -> bool:
+        return self.prop in verdict.reached
+
+    def check(self, properties: Sequence[PropertyInfo]) -> None:
+        names = [p.name for p in properties if p.kind == "sometimes"]
+        if self.prop not in names:
+            raise UsageError(f"query {self.text!r}: the model has no sometimes-property {self.prop!r}; "
+                             f"its sometimes-properties are: {', '.join(names) or 'none'}")
 
 
 @dataclass(frozen=True)
@@ -139,6 +158,8 @@ def parse_query(text: str) -> Query:
         return Violated(text)
     if text.startswith("violation:") and len(text) > len("violation:") and " " not in text:
         return Violated(text, prop=text.removeprefix("violation:"))
+    if text.startswith("reached:") and len(text) > len("reached:") and " " not in text:
+        return Reached(text, prop=text.removeprefix("reached:"))
     if text.startswith("measure:"):
         measure = MEASURES.get(text.removeprefix("measure:"))
         if measure is None:

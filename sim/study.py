@@ -56,7 +56,7 @@ def estimate_setting(where: Setting, query: Query, plan: Plan, sprt: Sprt | None
                      max_time: float | None = None) -> Estimate | Decision:
     """The query's estimate in one setting (or, with `sprt`, the test's decision), on the chosen executor."""
     model = get_model_spec(where.model).build(where.params, where.bug)
-    query.check([info.name for info in Product(model).property_infos()])
+    query.check(Product(model).property_infos())
     recipe = SweepRecipe.create(where.model, where.params, where.bug, TimingProfile.from_mapping(where.timing),
                                 max_steps, max_time, watch=query.watch)
     executor = make_executor(recipe, workers, dask)
