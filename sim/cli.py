@@ -185,9 +185,10 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     from sim.estimate import Plan
     from sim.intervals import Sprt, check_confidence
     from sim.queries import Violated, parse_assertion, parse_query
+    from sim.registry import get_model_spec
     from sim.study import estimate_grid, estimate_setting, parse_axis, setting
 
-    base = setting(args.model, _build(args)[1], args.bug, args.timing)
+    base = setting(args.model, get_model_spec(args.model).parse_assignments(args.param), args.bug, args.timing)
     check_confidence(args.confidence)
     sprt = None
     if args.assertion is not None:
