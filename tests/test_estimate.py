@@ -269,3 +269,20 @@ def test_explain_writes_the_rare_counterexample_with_times(tmp_path, capsys):
     assert steps and all(s["t"] is not None for s in steps)
     code, out, _ = run_cli(capsys, "replay", str(trace))
     assert code == 1 and out.startswith("ok:")
+
+
+def test_counts_equal_what_the_sweep_report_counts_on_the_same_seeds():
+    report = sweep("teaching", get_model_spec("teaching").resolve({}, BUG), BUG, range(1_000))
+    rows = {row["name"]: row for row in report.property_status()}
+    for query, counted in (("violation", report.violating_runs),
+                           ("violation:no-lost-steers", rows["no-lost-steers"]["runs"]),
+                           ("reached:steer-skips-a-call", rows["steer-skips-a-call"]["runs"])):
+        answer = estimate_setting(setting("teaching", None, BUG), parse_query(query), Plan(runs=1_000))
+        assert answer.interval.successes == counted, query
+
+
+def test_quantile_intervals_come_from_the_order_statistics():
+    summary = summarise([float(v) for v in range(1, 101)])
+    (p50_low, p50_high), _, (p99_low, p99_high) = summary.quantile_intervals
+    assert p50_low < 50.5 < p50_high and p99_low < dict(summary.quantiles)[0.99]
+    assert p99_high is None, "a hundred samples cannot bound the 99th percentile from above"
