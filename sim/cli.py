@@ -390,8 +390,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("estimate", help="estimate a probability or a measure from simulated runs, with an interval")
     _model_args(p)
-    p.add_argument("query", nargs="?", help="violation (default), violation:PROPERTY, fact:NAME [within T], "
-                                            "measure:steer-latency, measure:steers-per-turn, measure:turns-per-run")
+    p.add_argument("query", nargs="?", help="violation (default), violation:PROPERTY, reached:PROPERTY, "
+                                            "fact:NAME [within T], measure:steer-latency, measure:steers-per-turn, "
+                                            "measure:turns-per-run")
     p.add_argument("--timing", help="TOML timing profile (default: the model's own)")
     p.add_argument("--max-steps", type=non_negative_int, default=10_000, help="steps per run at most")
     p.add_argument("--max-time", type=positive_float, help="virtual time per run at most")
