@@ -20,6 +20,7 @@ from typing import Any
 from sim.argtypes import non_negative_float, non_negative_int, output_file, output_folder, positive_float, positive_int
 from sim.errors import (
     EXIT_BROKEN_PIPE,
+    EXIT_INCOMPLETE,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -190,6 +191,81 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     return report.exit_code
 
 
+def cmd_estimate(args: argparse.Namespace) -> int:
+    from sim.core.registry import get_model_spec
+    from sim.simulate.estimate import Plan
+    from sim.simulate.intervals import Sprt, check_confidence
+    from sim.simulate.queries import Violated, parse_assertion, parse_query
+    from sim.simulate.study import estimate_grid, estimate_setting, parse_axis, setting
+
+    base = setting(args.model, get_model_spec(args.model).parse_assignments(args.param), args.bug, args.timing)
+    check_confidence(args.confidence)
+    sprt = None
+    if args.assertion is not None:
+        if args.query is not None or args.grid or args.runs is not None or args.precision is not None:
+            raise UsageError("--assert decides its own number of runs and takes no QUERY, --grid, --runs or "
+                             "--precision; put the query inside it, as in --assert \"P(fact:steer.rejected) < 0.1\"")
+        query, op, bound = parse_assertion(args.assertion)
+        sprt = Sprt(op, bound, args.indifference, args.error, args.error)
+    else:
+        query = parse_query(args.query or "violation")
+    if args.runs is not None and args.precision is not None:
+        raise UsageError("give --runs N (a fixed number of runs) or --precision W (run until the interval is "
+                         "that narrow), not both")
+    if args.explain and (args.grid or sprt is not None or not isinstance(query, Violated)):
+        raise UsageError("--explain answers a violation query without --grid or --assert")
+    if args.plot and not args.grid:
+        raise UsageError("--plot draws a --grid sweep; add --grid NAME=V1,V2,...")
+    plan = Plan(runs=args.runs or 10_000, precision=args.precision, max_runs=args.max_runs,
+                first_seed=args.first_seed, confidence=args.confidence, method=args.method)
+    options = {"workers": args.workers, "dask": args.dask, "max_steps": args.max_steps, "max_time": args.max_time}
+    if args.grid:
+        result = estimate_grid(base, parse_axis(args.grid, base), query, plan, **options)
+        for line in result.lines():
+            print(line)
+        document = {**base.to_json(), "query": query.text, **result.to_json()}
+        code = EXIT_OK if all(p.complete for p in result.points) else EXIT_INCOMPLETE
+        if args.plot:
+            _save_plot(result, args.plot, base)
+    else:
+        answer = estimate_setting(base, query, plan, sprt, **options)
+        lines = [answer.line()] if sprt is not None else answer.lines()
+        for line in lines:
+            print(line)
+        document = {**base.to_json(), **answer.to_json()}
+        if args.explain and sprt is None and isinstance(query, Violated) and answer.interval.bound == "upper":
+            from sim.simulate.explain import explain_no_violation
+
+            document["explained"] = explain_no_violation(base, query.prop, Path(args.explain))
+            print(document["explained"])
+        if sprt is not None:
+            code = {True: EXIT_OK, False: EXIT_VIOLATION, None: EXIT_INCOMPLETE}[answer.holds]
+        else:
+            code = EXIT_OK if answer.complete else EXIT_INCOMPLETE
+    if code == EXIT_INCOMPLETE and sprt is None:
+        print(f"incomplete: the interval is wider than {args.precision:g} after the run budget of {args.max_runs:,}")
+    if args.json:
+        from sim.report.formats import write_json
+
+        write_json(args.json, document)
+    return code
+
+
+def _save_plot(result: Any, path: str, base: Any) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    result.plot(ax)
+    ax.set_title(f"{base.model}{' --bug ' + base.bug if base.bug else ''}")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    print(f"wrote {path}")
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
     from sim.traces.trace import read_trace, replay
 
@@ -324,6 +400,40 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(run=cmd_simulate)
 
+    p = sub.add_parser("estimate", help="estimate a probability or a measure from simulated runs, with an interval")
+    _model_args(p)
+    p.add_argument("query", nargs="?", help="violation (default), violation:PROPERTY, reached:PROPERTY, "
+                                            "fact:NAME [within T], measure:steer-latency, measure:steers-per-turn, "
+                                            "measure:turns-per-run")
+    p.add_argument("--timing", help="TOML timing profile (default: the model's own)")
+    p.add_argument("--max-steps", type=non_negative_int, default=10_000, help="steps per run at most")
+    p.add_argument("--max-time", type=positive_float, help="virtual time per run at most")
+    p.add_argument("--runs", type=positive_int, help="run exactly this many seeds (default 10000)")
+    p.add_argument("--precision", type=positive_float, metavar="W",
+                   help="run until the interval is at most W wide (high - low), within --max-runs")
+    p.add_argument("--max-runs", type=positive_int, default=1_000_000,
+                   help="run budget of --precision and --assert (default 1000000)")
+    p.add_argument("--confidence", type=positive_float, default=0.95, help="confidence level (default 0.95)")
+    p.add_argument("--method", default="exact", help="interval of a proportion: exact (Clopper-Pearson, default) "
+                                                     "or wilson")
+    p.add_argument("--first-seed", type=non_negative_int, default=0, help="seeds are this one on (default 0)")
+    p.add_argument("--assert", dest="assertion", metavar="'P(QUERY) OP BOUND'",
+                   help="decide a bound with Wald's SPRT: exit 0 holds, 1 fails, 3 the run budget ended first")
+    p.add_argument("--indifference", type=positive_float, default=0.5, metavar="R",
+                   help="SPRT indifference region: bound +- R * min(bound, 1 - bound) (default 0.5)")
+    p.add_argument("--error", type=positive_float, default=0.01, metavar="E",
+                   help="SPRT error rates alpha = beta = E (default 0.01)")
+    p.add_argument("--grid", metavar="AXIS=V1,V2,...",
+                   help="estimate at each value of a parameter (Q=1,2,3) or timing field "
+                        "(timing:tool.*.median=0.5,1,2), with the same seeds at each")
+    p.add_argument("--plot", type=output_file, metavar="FILE.png", help="draw the --grid estimates with their band")
+    p.add_argument("--explain", type=output_folder, metavar="DIR",
+                   help="when no run violates: ask the explorer, and write its counterexample, timed, here")
+    p.add_argument("--json", type=output_file, help="write the JSON report here")
+    p.add_argument("--workers", type=positive_int, default=1, help="local worker processes (default 1: this process)")
+    p.add_argument("--dask", metavar="ADDRESS|local", help="run on a Dask scheduler, or `local` for a 2-worker cluster")
+    p.set_defaults(run=cmd_estimate)
+
     p = sub.add_parser("replay", help="re-execute a trace and name the first step that differs")
     p.add_argument("trace")
     p.set_defaults(run=cmd_replay)
@@ -367,7 +477,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = False
     try:
-        args = build_parser().parse_args(argv)
+        args = _parse(build_parser(), argv)
         debug = args.debug
         code = args.run(args)
         sys.stdout.flush()  # so that a reader who left shows here, not as a message at exit
@@ -387,6 +497,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     if code == EXIT_INTERRUPTED:
         print("steersim: interrupted (Ctrl-C)", file=sys.stderr)
     return code
+
+
+def _parse(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace:
+    """`parser.parse_args`, except that estimate's QUERY may also come after the options (argparse
+    gives an optional positional only the arguments next to the one before it)."""
+    args, extra = parser.parse_known_args(argv)
+    if extra and args.command == "estimate" and args.query is None and len(extra) == 1 \
+            and not extra[0].startswith("-"):
+        args.query, extra = extra[0], []
+    if extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
 
 
 def _discard_stdout() -> None:

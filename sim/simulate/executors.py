@@ -67,11 +67,14 @@ class SweepRecipe:
     max_steps: int = 10_000
     max_time: float | None = None
     swarm: bool = False
+    watch: tuple[str, ...] = ()  # facts each run keeps with their times (`Simulator.watch`), in name order
 
     @classmethod
     def create(cls, model: str, params: Mapping[str, Any], bug: str | None, timing: TimingProfile,
-               max_steps: int = 10_000, max_time: float | None = None, swarm: bool = False) -> SweepRecipe:
-        return cls(model, tuple(params.items()), bug, json.dumps(timing.to_mapping()), max_steps, max_time, swarm)
+               max_steps: int = 10_000, max_time: float | None = None, swarm: bool = False,
+               watch: tuple[str, ...] = ()) -> SweepRecipe:
+        return cls(model, tuple(params.items()), bug, json.dumps(timing.to_mapping()), max_steps, max_time, swarm,
+                   tuple(sorted(watch)))
 
     def timing(self) -> TimingProfile:
         return TimingProfile.from_mapping(json.loads(self.timing_json))
@@ -138,7 +141,7 @@ def _simulator(recipe: SweepRecipe, disabled: frozenset[str] = frozenset()) -> S
     model, _ = _recipe_model(recipe)
     if disabled:
         model = SwarmModel(model, disabled)
-    return Simulator(model, recipe.timing(), recipe.max_steps, recipe.max_time)
+    return Simulator(model, recipe.timing(), recipe.max_steps, recipe.max_time, watch=frozenset(recipe.watch))
 
 
 def run_chunk(recipe: SweepRecipe, seeds: Sequence[int]) -> ChunkResult:

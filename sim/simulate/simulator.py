@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any, NamedTuple
 
+from sim.core.facts import Fact
 from sim.core.model import Action, Model
 from sim.core.product import Product, PState, Transition, Violation
 from sim.errors import ModelError, UsageError
@@ -44,6 +45,7 @@ class SimRun:
     reached: frozenset[str]
     steps: list[TimedStep] = field(default_factory=list)
     final: PState | None = None
+    observed: list[tuple[float, Fact]] = field(default_factory=list)
 
 
 INF = float("inf")
@@ -107,12 +109,16 @@ def check_run_bounds(max_steps: int, max_time: float | None) -> None:
 
 class Simulator:
     """Runs seeds of one model under one timing profile. `cache_states` bounds the memo of visited
-    states (cleared when full; nodes a running seed still holds are dropped when it ends)."""
+    states (cleared when full; nodes a running seed still holds are dropped when it ends). `watch` names
+    facts each run keeps with their times in `SimRun.observed` (what `sim.simulate.queries` measures): a step
+    that emits one is marked notable, so the steps that emit none cost what they cost without it."""
 
     def __init__(self, model: Model, timing: TimingProfile | None = None,
-                 max_steps: int = 100_000, max_time: float | None = None, cache_states: int = 100_000) -> None:
+                 max_steps: int = 100_000, max_time: float | None = None, cache_states: int = 100_000,
+                 watch: frozenset[str] = frozenset()) -> None:
         check_run_bounds(max_steps, max_time)
         self.product = Product(model)
+        self.watch = watch
         self.timing = timing or TimingProfile.from_mapping(model.default_timing())
         self.max_steps = max_steps
         self.max_time = max_time
@@ -165,8 +171,9 @@ class Simulator:
                 picks = tuple(0 if s is None else s for s in sources)
                 carry = self._share(("carry", *picks), lambda: _picker(picks))
             gain = self._share(target.reached - node.reached)
-            edge = _Edge(target.edges, carry, self._share(tuple(fresh)), bool(transition.violations or gain),
-                         transition, target, gain)
+            watched = bool(self.watch) and any(f.name in self.watch for f in transition.facts)
+            edge = _Edge(target.edges, carry, self._share(tuple(fresh)),
+                         bool(transition.violations or gain or watched), transition, target, gain)
         node.edges[index] = edge
         return edge
 
@@ -232,6 +239,8 @@ class Simulator:
         earliest clock's edge and moves the clocks along it, reading only the edge's first four fields,
         and leaves everything unusual to `_choose` and to the edge's `notable` flag."""
         clocks = Clocks(self.timing, seed)
+        watch = self.watch
+        observed: list[tuple[float, Fact]] = []
         init_index, node, initial_violations = self._start(clocks)
         violations = list(initial_violations)
         reached = node.reached
@@ -276,6 +285,8 @@ class Simulator:
             if record:
                 steps.append(TimedStep(now, edge.transition))
             if edge[3]:
+                if watch:
+                    observed.extend((now, f) for f in edge.transition.facts if f.name in watch)
                 if edge.transition.violations:
                     violations.extend(edge.transition.violations)
                     end = VIOLATION
@@ -288,7 +299,7 @@ class Simulator:
                 node.ending = self.product.end_violations(node.state)
             violations.extend(node.ending)
             end = VIOLATION if violations else QUIESCENT
-        return SimRun(seed, init_index, end, now, count, violations, reached, steps, node.state)
+        return SimRun(seed, init_index, end, now, count, violations, reached, steps, node.state, observed)
 
 
 def simulate(model: Model, seed: int, timing: TimingProfile | None = None, max_steps: int = 100_000,

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sim.core.facts import Fact
 from sim.core.model import Model
 from sim.core.product import Product
 from sim.errors import EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION
@@ -31,6 +32,7 @@ class RunVerdict:
     time: float
     violations: tuple[tuple[str, str], ...]
     reached: tuple[str, ...]
+    observed: tuple[tuple[float, Fact], ...] = ()  # the watched facts and their times (see Simulator.watch)
 
     def to_json(self) -> dict[str, Any]:
         return {"seed": self.seed, "steps": self.steps, "end": self.end, "t": self.time,
@@ -42,7 +44,8 @@ def verdicts_of(simulator: Simulator, seeds: Iterable[int]) -> Iterator[RunVerdi
     for seed in seeds:
         run = simulator.run(seed)
         yield RunVerdict(seed, run.step_count, run.end, run.time,
-                         tuple((v.property, v.message) for v in run.violations), tuple(sorted(run.reached)))
+                         tuple((v.property, v.message) for v in run.violations), tuple(sorted(run.reached)),
+                         tuple(run.observed))
 
 
 def run_seeds(simulator: Simulator, seeds: Iterable[int]) -> list[RunVerdict]:
