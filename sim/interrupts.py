@@ -31,6 +31,7 @@ INTERRUPTED = "interrupted"  # the status of a report cut short by Ctrl-C
 INTERRUPTED_NOTE = "interrupted (Ctrl-C): the counts and verdicts are those reached so far"
 UNDECIDED_NOTE = "not decided: interrupted (Ctrl-C)"  # a property the interrupted run had not judged yet
 T = TypeVar("T")
+TERMINATE_GRACE_S = 2  # seconds a terminated worker has to unwind before it is ended outright
 
 
 def init_worker() -> None:
@@ -48,6 +49,11 @@ def dask_setup(worker: object) -> None:
 
 
 def _exit_on_terminate(signum: int, frame: object) -> None:
+    """Unwind the worker; and, should the SystemExit be swallowed (a signal handler's exception raised
+    inside a `__del__` or a weakref callback is only printed), let SIGALRM's default action end the
+    worker a moment later, so that the parent's join never waits on it for ever."""
+    signal.signal(signal.SIGALRM, signal.SIG_DFL)
+    signal.alarm(TERMINATE_GRACE_S)
     sys.exit(EXIT_INTERRUPTED)
 
 
