@@ -124,7 +124,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(line)
     for prop in result.properties:
         if prop.status == "violated" and prop.counterexample is not None:
-            _print_counterexample(prop.name, prop.counterexample)
+            _print_counterexample(prop, model)
     for note in result.notes:
         print(f"note: {note}")
     print(f"{result.status}: {result.states:,} distinct states, {result.transitions:,} transitions, "
@@ -136,15 +136,27 @@ def cmd_check(args: argparse.Namespace) -> int:
     return result.exit_code
 
 
-def _print_counterexample(name: str, path: Any) -> None:
-    print(f"\ncounterexample for {name}:")
-    for i, step in enumerate(path.steps, 1):
-        loop = "  <- loop starts" if path.loop_start is not None and i - 1 == path.loop_start else ""
+def _print_counterexample(prop: Any, model: Any) -> None:
+    """The steps (numbered as in traces and diagrams), each with its facts and what it changed in the
+    state, then the violation and its cause in one sentence."""
+    from sim.stateview import changes_text, path_views, view_changes
+
+    path = prop.counterexample
+    views = path_views(model, path)
+    print(f"\ncounterexample for {prop.name}:")
+    print(f"  initial state: {changes_text(views[0])}")
+    for i, step in enumerate(path.steps):
+        loop = "  <- loop starts" if path.loop_start is not None and i == path.loop_start else ""
         print(f"  {i:3}. {step.action.label()}{loop}")
         for fact in step.facts:
             print(f"         {fact}")
+        changed = view_changes(views[i], views[i + 1])
+        if changed:
+            print(f"         state: {changes_text(changed)}")
     if path.violation is not None:
         print(f"  violated: {path.violation.message}")
+    if prop.cause is not None:
+        print(f"  cause: {prop.cause['summary']}")
     print()
 
 

@@ -64,11 +64,12 @@ class PropertyResult:
     doc: str = ""
     counterexample: Path | None = None
     note: str = ""
+    cause: dict[str, Any] | None = None  # detect_step, cause_step, summary of a violation (sim.cause)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "kind": self.kind, "status": self.status}
         if self.counterexample is not None:
-            out["counterexample"] = self.counterexample.to_json()
+            out["counterexample"] = {**self.counterexample.to_json(), **(self.cause or {})}
         if self.note:
             out["note"] = self.note
         return out
@@ -442,10 +443,18 @@ def check(model: Model, options: CheckOptions | None = None) -> CheckResult:
 
         reason = vector_unsupported(model, options)
         if reason is None:
-            return VectorExplorer(model, options).run()
+            return explained(model, VectorExplorer(model, options).run())
         if options.engine == "vector":
             raise UsageError(f"engine vector cannot run this check: {reason}")
-    return Explorer(model, options).run()
+    return explained(model, Explorer(model, options).run())
+
+
+def explained(model: Model, result: CheckResult) -> CheckResult:
+    """`result` with the cause of each counterexample (`sim.cause`)."""
+    from sim.cause import explain_result
+
+    explain_result(model, result)
+    return result
 
 
 def resume(model: Model, path: str, options: CheckOptions) -> CheckResult:
@@ -453,7 +462,7 @@ def resume(model: Model, path: str, options: CheckOptions) -> CheckResult:
     stopped. The model and the options that shape the search must be those of the saved run."""
     explorer = Explorer(model, options)
     frontier, seconds = load_checkpoint(path, explorer)
-    return explorer.run(frontier, seconds)
+    return explained(model, explorer.run(frontier, seconds))
 
 
 def _rss_mb() -> float:

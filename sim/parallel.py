@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sim.errors import ModelError
-from sim.explorer import CheckOptions, CheckResult, PropertyResult
+from sim.explorer import CheckOptions, CheckResult, PropertyResult, explained
 from sim.fingerprint import fingerprint
 from sim.model import Model
 from sim.paths import located, replay_indices
@@ -192,7 +192,8 @@ def check_parallel(model: Model, options: CheckOptions, workers: int, identity: 
         status = "ok"
     if incomplete:
         notes.insert(0, f"incomplete: {incomplete}")
-    return CheckResult(model.name, status, distinct, transitions, max_depth, time.monotonic() - started, props, notes)
+    result = CheckResult(model.name, status, distinct, transitions, max_depth, time.monotonic() - started, props, notes)
+    return explained(model, result)
 
 
 def _path(product: Product, pipes: list, worker: int, index: int, action: int | None,
