@@ -38,6 +38,7 @@ class Cause:
         out: dict[str, Any] = {"cause_step": self.cause_step}
         if self.subject is not None:
             out["subject"] = self.subject
+        out["lost"] = self.lost
         out["summary"] = self.summary
         return out
 

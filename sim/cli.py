@@ -133,6 +133,11 @@ def cmd_check(args: argparse.Namespace) -> int:
         write_json(args.json, check_json(result, params, args.bug))
     if args.junit:
         Path(args.junit).write_text(check_junit(result, args.bug))
+    if args.traces:
+        from sim.artefacts import write_check_traces
+
+        written = write_check_traces(result, model, args.model, params, args.bug, args.traces)
+        print(f"wrote {len(written)} traces and diagrams to {args.traces}")
     return result.exit_code
 
 
@@ -213,11 +218,33 @@ def cmd_diagram(args: argparse.Namespace) -> int:
 
     if Path(args.output).suffix.lower() not in (".svg", ".png"):
         raise UsageError(f"diagram -o {args.output}: the file must end in .svg or .png")
-    trace = read_trace(args.trace)
     timing = TimingProfile.from_file(args.timing) if args.timing else None
+    report = _check_report(args.trace)
+    if report is not None:
+        from sim.artefacts import report_path
+
+        model, path = report_path(report, args.property, args.trace)
+        save_diagram(path, args.output, model=model, params=report.get("params") or {}, bug=report.get("bug"),
+                     timing=timing, seed=args.seed)
+        print(f"wrote {args.output} ({len(path.steps)} steps)")
+        return EXIT_OK
+    if args.property is not None:
+        raise UsageError(f"diagram --property picks a counterexample of a check report; {args.trace!r} is a trace")
+    trace = read_trace(args.trace)
     save_diagram(trace, args.output, timing=timing, seed=args.seed)
     print(f"wrote {args.output} ({len(trace.steps)} steps)")
     return EXIT_OK
+
+
+def _check_report(source: str) -> dict[str, Any] | None:
+    """The `check --json` report in `source`, or None when it is something else (a trace, say)."""
+    from sim.artefacts import is_check_report
+
+    try:
+        text = Path(source).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None  # read_trace names the problem
+    return json.loads(text) if is_check_report(text) else None
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -309,6 +336,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.add_argument("--json", type=output_file, help="write the JSON report here")
     p.add_argument("--junit", type=output_file, help="write JUnit XML here (one test case per property)")
+    p.add_argument("--traces", type=output_folder, metavar="DIR",
+                   help="write each counterexample and each sometimes-witness here as a trace and an SVG")
     p.set_defaults(run=cmd_check)
 
     p = sub.add_parser("simulate", help="run seeds in virtual time under a timing profile")
@@ -339,8 +368,10 @@ def build_parser() -> argparse.ArgumentParser:
     _run_args(p, "0..49")
     p.set_defaults(run=cmd_audit)
 
-    p = sub.add_parser("diagram", help="draw a trace as a timing diagram (SVG or PNG)")
-    p.add_argument("trace")
+    p = sub.add_parser("diagram", help="draw a trace or a check --json counterexample as a timing diagram")
+    p.add_argument("trace", help="a trace (.jsonl) or a `check --json` report")
+    p.add_argument("--property", help="of a check report: the property whose counterexample to draw "
+                                      "(default: the first violated one)")
     p.add_argument("-o", "--output", type=output_file, required=True, help="FILE.svg or FILE.png")
     p.add_argument("--timing", help="TOML timing profile for an untimed trace (default: the model's own)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="seed of the times given to an untimed trace")

@@ -4,8 +4,10 @@ was skipped, where the invariant broke.
 Time runs down the page. Each participant has a lane (a column with a lifeline); a message is an arrow
 between lanes with its native name and payload above it; a turn or tool call in progress is a bar on
 its lane; each steer has a narrow track of its own on the left showing its life (submitted, accepted,
-then applied, failed, rejected or unknown, or an open red line when it never settled); a step that broke
-a property is banded in red with the property's name and message. The left margin lists each step's
+then applied, failed, rejected or unknown; a red line ending in ✗ where a violation's cause says it was
+lost; a dotted grey line when it is merely still open at the end); a step that broke a property is
+banded in red with the property's name and message, and the step that caused it (`sim.cause`), when
+that is an earlier one, in amber with the cause in one sentence. The left margin lists each step's
 number, virtual time and action, so the picture doubles as a step table.
 
 Untimed counterexamples are given times from the model's timing profile first (`sim.retime`).
@@ -41,7 +43,8 @@ MAX_SPAN = 4.2  # inches a label may widen the space between two lifelines at mo
 RIGHT = 1.9  # inches after the last lifeline, for the labels that lean right
 MIN_WIDTH = 8.5
 SMALL, NORMAL = 7.0, 8.0
-OPEN_LABEL = "accepted, unsettled at the end (red: lost)"
+LOST_LABEL = "lost (✗ where it left the state)"
+OPEN_LABELS = {True: "unsettled: the run was cut", False: "unsettled when the trace ends"}
 CHAR_WIDTH = 0.055  # inches per character of SMALL text, on average
 MARKERS = {
     "steer.submitted": dict(marker="o", mfc="white"),
@@ -51,6 +54,7 @@ MARKERS = {
     "steer.rejected": dict(marker="X"),
     "steer.unknown": dict(marker="D"),
 }
+BAND_FILL = {"violation": "#fcebeb", "cause": "#fdf1de"}
 LEGEND = (("steer.submitted", "submitted"), ("steer.accepted", "accepted"), ("steer.applied", "applied"),
           ("steer.failed", "failed / rejected"), ("steer.unknown", "unknown"))
 
@@ -225,12 +229,22 @@ def _header(c: _Canvas) -> None:
         c.ax.add_patch(Rectangle((x, y - 0.07), 0.12, 0.14, color=COLORS[kind], alpha=0.45, lw=0))
         c.text(x + 0.18, y, label, va="center")
         x += 0.3 + 0.065 * len(label)
-    c.ax.plot([x, x + 0.22], [y, y], color=COLORS["violation"], lw=1.6, ls="--")
-    c.ax.plot([x + 0.22], [y], marker="v", ms=5, color=COLORS["violation"])
-    c.text(x + 0.3, y, OPEN_LABEL, va="center")
-    x += 0.45 + 0.065 * len(OPEN_LABEL)
-    c.ax.add_patch(Rectangle((x, y - 0.07), 0.25, 0.14, color=COLORS["violation"], alpha=0.15, lw=0))
-    c.text(x + 0.31, y, "property violated", va="center")
+    if any(life.lost_at is not None for life in c.plan.steers):
+        c.ax.plot([x, x + 0.22], [y, y], color=COLORS["violation"], lw=1.6)
+        c.ax.plot([x + 0.22], [y], marker="x", ms=6, mew=1.8, color=COLORS["violation"])
+        c.text(x + 0.3, y, LOST_LABEL, va="center")
+        x += 0.45 + 0.065 * len(LOST_LABEL)
+    if any(life.accepted and not life.settled and life.lost_at is None for life in c.plan.steers):
+        label = OPEN_LABELS[c.plan.cut]
+        c.ax.plot([x, x + 0.22], [y, y], color=COLORS["open"], lw=1.6, ls=":")
+        c.ax.plot([x + 0.22], [y], marker="v", ms=5, color=COLORS["open"])
+        c.text(x + 0.3, y, label, va="center")
+        x += 0.45 + 0.065 * len(label)
+    for kind, label in (("cause", "cause"), ("violation", "property violated")):
+        if any(b.kind == kind for b in c.plan.banners):
+            c.ax.add_patch(Rectangle((x, y - 0.07), 0.25, 0.14, color=COLORS[kind], alpha=0.2, lw=0))
+            c.text(x + 0.31, y, label, va="center")
+            x += 0.45 + 0.065 * len(label)
     if c.plan.notes:
         c.text(0.15, y + 0.22, "; ".join(c.plan.notes), color=COLORS["violation"], va="center")
     head = c.top - 0.3
@@ -259,14 +273,18 @@ def _banners(c: _Canvas) -> None:
     columns = max(40, int((c.width - 0.5) / 0.062))
     for banner in c.plan.banners:
         y0, y1 = c.y(banner.y0), c.y(banner.y1)
-        c.ax.add_patch(Rectangle((0.05, y0), c.width - 0.1, y1 - y0, color=COLORS["violation"], alpha=0.09,
-                                 lw=0, zorder=0))
-        c.ax.plot([0.05, 0.05], [y0, y1], color=COLORS["violation"], lw=2.5, zorder=1)
+        colour = COLORS[banner.kind]
+        c.ax.add_patch(Rectangle((0.05, y0), c.width - 0.1, y1 - y0, color=colour, alpha=0.09, lw=0, zorder=0))
+        c.ax.plot([0.05, 0.05], [y0, y1], color=colour, lw=2.5, ls="-" if banner.kind == "violation" else "--",
+                  zorder=1)
         where = f"step {banner.step}" if banner.step is not None else "at the end"
-        lines = [textwrap.shorten(f"✗ {prop} violated ({where}): {message}", columns, placeholder=" …")
-                 for prop, message in banner.broken]
-        c.text(0.15, y1 - 0.06, "\n".join(lines), size=NORMAL, color=COLORS["violation"], weight="bold",
-               va="bottom", linespacing=1.45, zorder=5, bbox=dict(fc="#fcebeb", ec="none", pad=1))
+        if banner.kind == "cause":
+            texts = [f"◆ cause (step {banner.step}): {summary}" for _, summary in banner.broken]
+        else:
+            texts = [f"✗ {prop} violated ({where}): {message}" for prop, message in banner.broken]
+        lines = [textwrap.shorten(text, columns, placeholder=" …") for text in texts]
+        c.text(0.15, y1 - 0.06, "\n".join(lines), size=NORMAL, color=colour, weight="bold",
+               va="bottom", linespacing=1.45, zorder=5, bbox=dict(fc=BAND_FILL[banner.kind], ec="none", pad=1))
 
 
 def _elisions(c: _Canvas, total_steps: int) -> None:
@@ -344,10 +362,13 @@ def _steer_track(c: _Canvas, k: int, life: SteerLife) -> None:
     if accepted_at is not None:
         if life.settled:
             c.ax.plot([x, x], [accepted_at, last_y], color=COLORS["steer.accepted"], lw=1.6)
-        else:  # open at the end: red when the run broke a property, else the trace just stops here
+        elif life.lost_at is not None:  # a violation's cause: it left the state here, unresolved
+            lost = c.y(life.lost_at)
+            c.ax.plot([x, x], [accepted_at, lost], color=COLORS["violation"], lw=1.6)
+            c.ax.plot([x], [lost], marker="x", ms=7, mew=2, color=COLORS["violation"], zorder=4)
+        else:  # open at the end, nothing says it was lost: the run was cut, or the trace just stops
             end = c.y(c.plan.height)
-            colour = COLORS["violation"] if c.plan.banners else COLORS["steer.accepted"]
-            c.ax.plot([x, x], [accepted_at, end], color=colour, lw=1.6, ls="--")
-            c.ax.plot([x], [end], marker="v", ms=6, color=colour, zorder=4)
+            c.ax.plot([x, x], [accepted_at, end], color=COLORS["open"], lw=1.6, ls=":")
+            c.ax.plot([x], [end], marker="v", ms=6, color=COLORS["open"], zorder=4)
     for y, stage in marks:
         c.ax.plot([x], [y], color=COLORS[stage], ms=5.5, zorder=4, **MARKERS[stage])

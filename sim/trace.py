@@ -6,7 +6,8 @@ with the product state's fingerprint and what the step changed in the model stat
 (`sim.stateview`; the header's `"view"` is the initial state's), and `"violations"` on the step that
 broke a property. A last line `{"end": reason, "violations": [...]}` says why the run stopped, when it
 is known. A violation may say where its cause lies: `"cause_step"` (the step that made the obligation
-impossible), `"subject"` (the steer or call it concerns) and `"summary"` (one sentence, `sim.cause`).
+impossible), `"subject"` (the steer or call it concerns), `"lost"` (whether the subject left the
+state unresolved) and `"summary"` (one sentence, `sim.cause`).
 Traces written before views existed have neither `"view"` nor `"changes"`, and are read as they are.
 
 Reading is strict: a damaged, truncated or foreign file raises `TraceError` (exit 2) with a one-line
@@ -276,13 +277,13 @@ class _Line:
     def violations(self, key: str) -> list[dict[str, Any]]:
         items = self.records(key, {"property": str, "message": str}, [])
         for index, item in enumerate(items):
-            for sub, kind in (("cause_step", _COUNT), ("subject", str), ("summary", str)):
+            for sub, kind in (("cause_step", (_COUNT, None)), ("subject", str), ("lost", bool), ("summary", str)):
                 self.field(sub, kind, None, row=item, where=f"{key}[{index}].{sub}")
         return items
 
 
 _KIND_NAMES = {_COUNT: "a whole number >= 0", _TIME: "a finite number >= 0 or null", None: "null", str: "a string",
-               dict: "an object", list: "a list"}
+               dict: "an object", list: "a list", bool: "true or false"}
 
 
 def _is(value: Any, kind: Any) -> bool:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
 
+from sim.simulator import STEP_LIMIT, TIME_LIMIT
 from sim.trace import Trace, TraceStep
 
 COLLAPSE_ABOVE = 40  # traces with more steps than this collapse their uneventful stretches
@@ -32,6 +33,7 @@ MAX_TIME_GAP = 2.0  # extra lines for elapsed time at most; longer gaps are draw
 STEER_STAGES = ("steer.submitted", "steer.accepted", "steer.applied", "steer.failed", "steer.unknown",
                 "steer.rejected")
 EVENTFUL_FACTS = frozenset(STEER_STAGES) | {"turn.started", "turn.ended"}
+CUT_ENDS = (STEP_LIMIT, TIME_LIMIT)  # a simulated run stopped by a limit: what is open was merely unfinished
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,7 @@ class SteerLife:
 
     id: str
     marks: list[tuple[float, str]] = field(default_factory=list)
+    lost_at: float | None = None  # the line of the step that lost it, when a violation's cause says so
 
     @property
     def settled(self) -> bool:
@@ -101,12 +104,14 @@ class SteerLife:
 @dataclass(frozen=True)
 class Banner:
     """Properties broken at a step (or by the end state, `step` None), drawn as one red band with a
-    line (property, message) for each."""
+    line (property, message) for each; or (`kind` "cause") the step where what they noticed went wrong,
+    with a line (property, summary) for each, drawn in its own colour."""
 
     y0: float
     y1: float
     step: int | None
     broken: tuple[tuple[str, str], ...]
+    kind: str = "violation"  # "violation" | "cause"
 
 
 @dataclass
@@ -121,6 +126,7 @@ class Layout:
     banners: list[Banner]
     height: float
     notes: list[str]
+    cut: bool = False  # the run was stopped by a limit, so what is open at the end was merely unfinished
 
 
 def lane_order(trace: Trace) -> list[str]:
@@ -184,6 +190,17 @@ def _eventful(step: TraceStep) -> bool:
     return bool(step.violations) or any(f.get("fact") in EVENTFUL_FACTS for f in step.facts)
 
 
+def causes(trace: Trace) -> dict[int, list[Mapping[str, Any]]]:
+    """The violation records whose cause lies at a step of its own (a subject lost before it was
+    noticed), by that step."""
+    out: dict[int, list[Mapping[str, Any]]] = {}
+    records = [v for step in trace.steps for v in step.violations] + list(trace.violations)
+    for record in records:
+        if record.get("lost") and record.get("cause_step") is not None:
+            out.setdefault(record["cause_step"], []).append(record)
+    return out
+
+
 def choose_shown(trace: Trace) -> list[tuple[str, int, int]]:
     """The plan of rows: ("step", i, i) for a drawn step, ("collapse", a, b) or ("cut", a, b) for a
     stretch of steps a..b drawn as one row."""
@@ -193,8 +210,9 @@ def choose_shown(trace: Trace) -> list[tuple[str, int, int]]:
     if count <= COLLAPSE_ABOVE:
         return [("step", i, i) for i in range(count)]
     keep = [False] * count
+    caused = causes(trace)
     for i, step in enumerate(steps):
-        if _eventful(step) or i in (0, count - 1):
+        if _eventful(step) or i in caused or i in (0, count - 1):
             for j in range(max(0, i - CONTEXT), min(count, i + CONTEXT + 1)):
                 keep[j] = True
     i = 0
@@ -232,8 +250,9 @@ def _time_scale(trace: Trace) -> float | None:
 class _Rows:
     """Places rows top to bottom: steps, collapsed or cut stretches, violation bands."""
 
-    def __init__(self, scale: float | None, loop_start: int | None) -> None:
-        self.scale, self.loop_start = scale, loop_start
+    def __init__(self, scale: float | None, loop_start: int | None,
+                 caused: Mapping[int, list[Mapping[str, Any]]]) -> None:
+        self.scale, self.loop_start, self.caused = scale, loop_start, caused
         self.y = 0.0
         self.previous_t: float | None = None
         self.steps: list[StepRow] = []
@@ -279,6 +298,11 @@ class _Rows:
         if loops_here:
             self.notes.append(f"↻ from step {step.i} on the run repeats forever: a fair cycle that never meets "
                               "the obligation")
+        caused = self.caused.get(step.i, ())
+        if caused and not step.violations:
+            self.banners.append(Banner(ys[0] - 0.5, self.y + len(caused) + 0.1, step.i,
+                                       tuple((v["property"], v["summary"]) for v in caused), "cause"))
+            self.y += len(caused) + 0.2
         if step.violations:
             self.banners.append(Banner(ys[0] - 0.5, self.y + len(step.violations) + 0.1, step.i,
                                        tuple((v["property"], v["message"]) for v in step.violations)))
@@ -300,7 +324,8 @@ def layout(trace: Trace, title: str = "", loop_start: int | None = None,
     """Place every step, message, span, steer mark and violation of `trace`. `fact_events[i][j]` is the
     position of the event of step i that carried its fact j (from the model, see `sim.diagram`); steps
     without it are guessed from the events' payloads."""
-    rows = _Rows(_time_scale(trace), loop_start)
+    caused = causes(trace)
+    rows = _Rows(_time_scale(trace), loop_start, caused)
     for kind, first, last in choose_shown(trace):
         chunk = trace.steps[first : last + 1]
         compressed = rows.advance_to(chunk[0].t)
@@ -315,8 +340,13 @@ def layout(trace: Trace, title: str = "", loop_start: int | None = None,
         origins.append(list(known) if known is not None else guess_fact_events(step))
     spans = list(_spans(trace, origins, rows.line_of))
     _nest(spans, end)
-    return Layout(title, lane_order(trace), rows.steps, rows.arrows, rows.elisions, spans,
-                  _steer_lives(trace, origins, rows.line_of), rows.banners, end, rows.notes)
+    lives = _steer_lives(trace, origins, rows.line_of)
+    for step, records in caused.items():
+        for life in lives:
+            if any(r.get("subject") == life.id for r in records):
+                life.lost_at = rows.line_of[step][-1]
+    return Layout(title, lane_order(trace), rows.steps, rows.arrows, rows.elisions, spans, lives, rows.banners,
+                  end, rows.notes, trace.end in CUT_ENDS)
 
 
 def _line(line_of: Mapping[int, list[float]], step: TraceStep, event: int) -> float:

@@ -26,6 +26,8 @@ COLORS = {
     "steer.rejected": "#d62728",
     "steer.unknown": "#ff9f1c",
     "violation": "#d62728",
+    "cause": "#c77700",
+    "open": "#8c8c8c",
     "lifeline": "#b0b0b0",
     "muted": "#6b6b6b",
     "text": "#1a1a1a",
