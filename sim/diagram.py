@@ -68,7 +68,8 @@ def timed_trace(source: Trace | Path, model: Model | None = None, params: Mappin
             raise ValueError("drawing an explorer Path needs its model: timing_diagram(path, model=...)")
         times = retime_path(model, source, timing, seed)
         profile = timing or TimingProfile.from_mapping(model.default_timing())
-        trace = trace_from_path(model.name, params or {}, bug, source, times, seed, profile.to_mapping())
+        trace = trace_from_path(model.name, params or {}, bug, source, times, seed, profile.to_mapping(),
+                                system=model)
         return trace, f"times drawn from the timing profile with seed {seed}"
     if source.steps and all(step.t is not None for step in source.steps):
         return source, "recorded times" if source.seed is None else f"virtual times, seed {source.seed}"
