@@ -225,13 +225,13 @@ def cmd_diagram(args: argparse.Namespace) -> int:
 
         model, path = report_path(report, args.property, args.trace)
         save_diagram(path, args.output, model=model, params=report.get("params") or {}, bug=report.get("bug"),
-                     timing=timing, seed=args.seed)
+                     timing=timing, seed=args.seed, width_px=args.width)
         print(f"wrote {args.output} ({len(path.steps)} steps)")
         return EXIT_OK
     if args.property is not None:
         raise UsageError(f"diagram --property picks a counterexample of a check report; {args.trace!r} is a trace")
     trace = read_trace(args.trace)
-    save_diagram(trace, args.output, timing=timing, seed=args.seed)
+    save_diagram(trace, args.output, timing=timing, seed=args.seed, width_px=args.width)
     print(f"wrote {args.output} ({len(trace.steps)} steps)")
     return EXIT_OK
 
@@ -375,6 +375,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", type=output_file, required=True, help="FILE.svg or FILE.png")
     p.add_argument("--timing", help="TOML timing profile for an untimed trace (default: the model's own)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="seed of the times given to an untimed trace")
+    p.add_argument("--width", type=positive_int, metavar="PX", help="width of a PNG in pixels (an SVG scales freely)")
     p.set_defaults(run=cmd_diagram)
 
     p = sub.add_parser("report", help="write a self-contained HTML report: verdicts, counterexamples, diagrams")

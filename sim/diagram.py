@@ -43,7 +43,8 @@ MAX_SPAN = 4.2  # inches a label may widen the space between two lifelines at mo
 RIGHT = 1.9  # inches after the last lifeline, for the labels that lean right
 MIN_WIDTH = 8.5
 SMALL, NORMAL = 7.0, 8.0
-LOST_LABEL = "lost (✗ where it left the state)"
+LEGEND_ROW = 0.22  # inches per row of the legend
+LOST_LABEL = "lost (✗ where it left the state; dashed: never settled)"
 OPEN_LABELS = {True: "unsettled: the run was cut", False: "unsettled when the trace ends"}
 CHAR_WIDTH = 0.055  # inches per character of SMALL text, on average
 MARKERS = {
@@ -84,9 +85,14 @@ def timing_diagram(source: Trace | Path, model: Model | None = None, *, params: 
                    title: str | None = None) -> Figure:
     """The timing diagram of a trace or of an explorer path, as a matplotlib Figure (a notebook shows it
     as it is; `save_diagram` writes it)."""
+    return _diagram(source, model, params, bug, timing, seed, title)[0]
+
+
+def _diagram(source: Trace | Path, model: Model | None, params: Mapping[str, Any] | None, bug: str | None,
+             timing: TimingProfile | None, seed: int, title: str | None) -> tuple[Figure, Trace]:
     trace, provenance = timed_trace(source, model, params, bug, timing, seed)
     loop_start = source.loop_start if isinstance(source, Path) else None
-    return draw_trace(trace, title, provenance, loop_start, model)
+    return draw_trace(trace, title, provenance, loop_start, model), trace
 
 
 def draw_trace(trace: Trace, title: str | None = None, note: str = "", loop_start: int | None = None,
@@ -125,15 +131,36 @@ def fact_origins(trace: Trace, model: Model | None) -> list[list[int] | None] | 
     return out
 
 
-def default_title(trace: Trace) -> str:
-    params = ", ".join(f"{k}={v}" for k, v in trace.params.items())
+def default_title(trace: Trace, every: bool = False) -> str:
+    """The model, the parameters that differ from its defaults (`every`: all of them, for the file's
+    metadata; a slide has room for what is special about this run only) and the bug variant."""
+    defaults = {} if every else _defaults(trace.model)
+    params = ", ".join(f"{k}={v}" for k, v in trace.params.items() if k not in defaults or defaults[k] != v)
     text = f"{trace.model}({params})" if params else trace.model
     return text + (f"  bug {trace.bug}" if trace.bug else "")
 
 
-def save_diagram(source: Trace | Path, file: str | FilePath, model: Model | None = None, **options: Any) -> None:
-    """Write the timing diagram as SVG or PNG, chosen by the suffix of `file`."""
-    save_figure(timing_diagram(source, model, **options), file, salt=FilePath(file).stem)
+def _defaults(reference: str) -> dict[str, Any]:
+    try:
+        return {p.name: p.default for p in get_model_spec(reference).params}
+    except UsageError:
+        return {}
+
+
+def diagram_metadata(trace: Trace) -> dict[str, str]:
+    """What an SVG or PNG file says of itself: the full title and every parameter."""
+    return {"Title": default_title(trace, every=True),
+            "Description": json.dumps({"model": trace.model, "params": trace.params, "bug": trace.bug,
+                                       "seed": trace.seed, "steps": len(trace.steps)})}
+
+
+def save_diagram(source: Trace | Path, file: str | FilePath, model: Model | None = None, width_px: int | None = None,
+                 **options: Any) -> None:
+    """Write the timing diagram as SVG or PNG, chosen by the suffix of `file` (`width_px`: a PNG's
+    width in pixels)."""
+    options = {"params": None, "bug": None, "timing": None, "seed": 0, "title": None, **options}
+    figure, trace = _diagram(source, model, **options)
+    save_figure(figure, file, salt=FilePath(file).stem, metadata=diagram_metadata(trace), width_px=width_px)
 
 
 def diagram_svg(source: Trace | Path, salt: str, model: Model | None = None, **options: Any) -> str:
@@ -169,7 +196,10 @@ class _Canvas:
         self.width = max(MIN_WIDTH, last + RIGHT, *(self._label_end(arrow) + 0.2 for arrow in plan.arrows))
         self.title_lines = textwrap.wrap(plan.title, max(40, int((self.width - 0.3) / 0.088)))
         self.legend_y = 0.12 + TITLE_LINE * len(self.title_lines) + 0.15
-        self.top = self.legend_y + (0.55 if plan.notes else 0.35) + 0.55
+        self.legend = legend_items(plan)
+        self.legend_at = place_legend(self.legend, self.width)
+        self.legend_rows_extra = max((row for _, row in self.legend_at), default=0)
+        self.top = self.legend_y + LEGEND_ROW * self.legend_rows_extra + (0.55 if plan.notes else 0.35) + 0.55
         self.height = self.top + (plan.height + 0.6) * LINE + 0.2
         self.figure = new_figure(self.width, self.height)
         ax = self.figure.add_axes((0, 0, 1, 1))
@@ -219,33 +249,62 @@ def short_id(steer: str) -> str:
     return steer if len(steer) <= 5 else "…" + steer[-3:]
 
 
+def legend_items(plan: Layout) -> list[tuple[str, str, str]]:
+    """(glyph, key, label) of each legend entry the diagram needs, in reading order."""
+    items = [("marker", stage, label) for stage, label in LEGEND]
+    items += [("patch", kind, label) for kind, label in (("turn", "turn (started → ended)"),
+                                                         ("tool", "tool call (started → result)"))]
+    if any(life.lost_at is not None or life.stranded for life in plan.steers):
+        items.append(("lost", "violation", LOST_LABEL))
+    if any(life.accepted and not life.settled and life.lost_at is None and not life.stranded for life in plan.steers):
+        items.append(("open", "open", OPEN_LABELS[plan.cut]))
+    items += [("band", kind, label) for kind, label in (("cause", "cause"), ("violation", "property violated"))
+              if any(b.kind == kind for b in plan.banners)]
+    return items
+
+
+def _item_width(glyph: str, label: str) -> float:
+    return {"marker": 0.2, "patch": 0.3, "lost": 0.45, "open": 0.45, "band": 0.45}[glyph] + 0.065 * len(label)
+
+
+def place_legend(items: list[tuple[str, str, str]], width: float) -> list[tuple[float, int]]:
+    """(x, row) of each legend entry: left to right, wrapping before an entry that would cross the right
+    edge, so that a narrow diagram keeps its whole legend."""
+    out, x, row = [], 0.15, 0
+    for glyph, _, label in items:
+        w = _item_width(glyph, label)
+        if x > 0.15 and x + w > width - 0.1:
+            x, row = 0.15, row + 1
+        out.append((x, row))
+        x += w
+    return out
+
+
+def _legend_entry(c: _Canvas, x: float, y: float, glyph: str, key: str, label: str) -> None:
+    if glyph == "marker":
+        c.ax.plot([x], [y], color=COLORS[key], ms=5, **MARKERS[key])
+        c.text(x + 0.09, y, label, va="center")
+    elif glyph == "patch":
+        c.ax.add_patch(Rectangle((x, y - 0.07), 0.12, 0.14, color=COLORS[key], alpha=0.45, lw=0))
+        c.text(x + 0.18, y, label, va="center")
+    elif glyph == "lost":
+        c.ax.plot([x, x + 0.22], [y, y], color=COLORS[key], lw=1.6)
+        c.ax.plot([x + 0.22], [y], marker="x", ms=6, mew=1.8, color=COLORS[key])
+        c.text(x + 0.3, y, label, va="center")
+    elif glyph == "open":
+        c.ax.plot([x, x + 0.22], [y, y], color=COLORS[key], lw=1.6, ls=":")
+        c.ax.plot([x + 0.22], [y], marker="v", ms=5, color=COLORS[key])
+        c.text(x + 0.3, y, label, va="center")
+    else:
+        c.ax.add_patch(Rectangle((x, y - 0.07), 0.25, 0.14, color=COLORS[key], alpha=0.2, lw=0))
+        c.text(x + 0.31, y, label, va="center")
+
+
 def _header(c: _Canvas) -> None:
     c.text(0.15, 0.12, "\n".join(c.title_lines), size=9.5, weight="bold", va="top", linespacing=1.25)
-    x, y = 0.15, c.legend_y
-    for stage, label in LEGEND:
-        c.ax.plot([x], [y], color=COLORS[stage], ms=5, **MARKERS[stage])
-        c.text(x + 0.09, y, label, va="center")
-        x += 0.2 + 0.065 * len(label)
-    for kind, label in (("turn", "turn (started → ended)"), ("tool", "tool call (started → result)")):
-        c.ax.add_patch(Rectangle((x, y - 0.07), 0.12, 0.14, color=COLORS[kind], alpha=0.45, lw=0))
-        c.text(x + 0.18, y, label, va="center")
-        x += 0.3 + 0.065 * len(label)
-    if any(life.lost_at is not None for life in c.plan.steers):
-        c.ax.plot([x, x + 0.22], [y, y], color=COLORS["violation"], lw=1.6)
-        c.ax.plot([x + 0.22], [y], marker="x", ms=6, mew=1.8, color=COLORS["violation"])
-        c.text(x + 0.3, y, LOST_LABEL, va="center")
-        x += 0.45 + 0.065 * len(LOST_LABEL)
-    if any(life.accepted and not life.settled and life.lost_at is None for life in c.plan.steers):
-        label = OPEN_LABELS[c.plan.cut]
-        c.ax.plot([x, x + 0.22], [y, y], color=COLORS["open"], lw=1.6, ls=":")
-        c.ax.plot([x + 0.22], [y], marker="v", ms=5, color=COLORS["open"])
-        c.text(x + 0.3, y, label, va="center")
-        x += 0.45 + 0.065 * len(label)
-    for kind, label in (("cause", "cause"), ("violation", "property violated")):
-        if any(b.kind == kind for b in c.plan.banners):
-            c.ax.add_patch(Rectangle((x, y - 0.07), 0.25, 0.14, color=COLORS[kind], alpha=0.2, lw=0))
-            c.text(x + 0.31, y, label, va="center")
-            x += 0.45 + 0.065 * len(label)
+    for (glyph, key, label), (x, row) in zip(c.legend, c.legend_at, strict=True):
+        _legend_entry(c, x, c.legend_y + LEGEND_ROW * row, glyph, key, label)
+    y = c.legend_y + LEGEND_ROW * c.legend_rows_extra
     if c.plan.notes:
         c.text(0.15, y + 0.22, "; ".join(c.plan.notes), color=COLORS["violation"], va="center")
     head = c.top - 0.3
@@ -367,6 +426,10 @@ def _steer_track(c: _Canvas, k: int, life: SteerLife) -> None:
             lost = c.y(life.lost_at)
             c.ax.plot([x, x], [accepted_at, lost], color=COLORS["violation"], lw=1.6)
             c.ax.plot([x], [lost], marker="x", ms=7, mew=2, color=COLORS["violation"], zorder=4)
+        elif life.stranded:  # held to the end, when nothing more could happen: lost all the same
+            end = c.y(c.plan.height)
+            c.ax.plot([x, x], [accepted_at, end], color=COLORS["violation"], lw=1.6, ls="--")
+            c.ax.plot([x], [end], marker="v", ms=6, color=COLORS["violation"], zorder=4)
         else:  # open at the end, nothing says it was lost: the run was cut, or the trace just stops
             end = c.y(c.plan.height)
             c.ax.plot([x, x], [accepted_at, end], color=COLORS["open"], lw=1.6, ls=":")

@@ -91,6 +91,7 @@ class SteerLife:
     id: str
     marks: list[tuple[float, str]] = field(default_factory=list)
     lost_at: float | None = None  # the line of the step that lost it, when a violation's cause says so
+    stranded: bool = False  # still held when nothing more could happen, and a violation of the end names it
 
     @property
     def settled(self) -> bool:
@@ -147,13 +148,52 @@ def action_text(action: Mapping[str, Any]) -> str:
     return f"{action['kind']}({args})"
 
 
-def event_detail(data: Mapping[str, Any], width: int = 44) -> str:
-    """The scalar fields of an event's payload, `key=value`, cut to `width` characters (a `type` field
-    repeats the event's name, which the label already shows)."""
-    parts = [f"{k}={v}" for k, v in data.items()
-             if (isinstance(v, (str, int, float, bool)) or v is None) and k != "type"]
+def event_detail(data: Mapping[str, Any], width: int = 56) -> str:
+    """The scalar fields of an event's payload, `key=value`, cut to `width` characters. Nested objects
+    count one level down (`error.code`, shown as `code` unless two fields share that name); the fields
+    a reader looks for first (codes, reasons, statuses,
+    ids) come first, long free text last and shortened, so that cutting to the width drops what matters
+    least. A `type` field repeats the event's name, which the label already shows; a null says nothing."""
+    fields = [(k, v) for k, v in _flat(data) if k != "type" and v is not None]
+    ranked = sorted(fields, key=lambda kv: (_rank(kv), fields.index(kv)))
+    leaves = Counter(k.rsplit(".", 1)[-1] for k, _ in fields)
+    parts = [f"{k if leaves[k.rsplit('.', 1)[-1]] > 1 else k.rsplit('.', 1)[-1]}={_short(v)}" for k, v in ranked]
     text = " ".join(parts)
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+KEY_FIELDS = ("code", "reason", "status", "id")
+LABEL_CHARS = 70  # characters of a message label at most: what fits the widest gap between lanes (sim.diagram)
+LONG_TEXT = 24  # characters past which a string field is free text, shown last and shortened
+
+
+def _flat(data: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    out: list[tuple[str, Any]] = []
+    for key, value in data.items():
+        if isinstance(value, Mapping):
+            out += [(f"{key}.{k}", v) for k, v in value.items() if _scalar(v)]
+        elif _scalar(value):
+            out.append((key, value))
+    return out
+
+
+def _scalar(value: Any) -> bool:
+    return isinstance(value, (str, int, float, bool)) or value is None
+
+
+def _rank(field: tuple[str, Any]) -> int:
+    """0 for a key field (`error.code`, `reason`, `previous_response_id`, `toolCallId`), 2 for free
+    text, 1 for the rest."""
+    key, value = field
+    last = key.rsplit(".", 1)[-1].lower()
+    if isinstance(value, str) and len(value) > LONG_TEXT:
+        return 2
+    return 0 if last in KEY_FIELDS or last.endswith(("_id", "id", "_code")) else 1
+
+
+def _short(value: Any) -> str:
+    text = str(value)
+    return text if len(text) <= LONG_TEXT else text[: LONG_TEXT // 2] + "…"
 
 
 def _mentions(value: Any, wanted: str) -> bool:
@@ -292,7 +332,7 @@ class _Rows:
         loops_here = step.i == self.loop_start
         self.steps.append(StepRow(ys[0], step.i, step.t, action_text(step.action), compressed, loops_here))
         for event, y in zip(step.events, ys, strict=False):
-            detail = event_detail(event.get("data", {}))
+            detail = event_detail(event.get("data", {}), max(16, LABEL_CHARS - len(event["name"]) - 2))
             self.arrows.append(Arrow(y, event["source"], event["target"], event["name"], detail))
         self.y += len(ys)
         if loops_here:
@@ -345,6 +385,9 @@ def layout(trace: Trace, title: str = "", loop_start: int | None = None,
         for life in lives:
             if any(r.get("subject") == life.id for r in records):
                 life.lost_at = rows.line_of[step][-1]
+    stranded = {r.get("subject") for r in trace.violations if not r.get("lost")}
+    for life in lives:
+        life.stranded = life.lost_at is None and not life.settled and life.id in stranded
     return Layout(title, lane_order(trace), rows.steps, rows.arrows, rows.elisions, spans, lives, rows.banners,
                   end, rows.notes, trace.end in CUT_ENDS)
 
