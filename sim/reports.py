@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,14 +31,18 @@ def write_json(path: str | Path, data: Any) -> None:
     Path(path).write_text(json.dumps(data, indent=2) + "\n")
 
 
-def junit_xml(suite: str, cases: list[tuple[str, str, str, str]], seconds: float = 0.0) -> str:
-    """`cases` are (name, classname, status, message): status violated/unreached fail, unknown skips."""
+def junit_xml(suite: str, cases: list[tuple[str, str, str, str]], seconds: float = 0.0,
+              times: Sequence[float] | None = None) -> str:
+    """`cases` are (name, classname, status, message): status violated/unreached fail, unknown skips;
+    `times` the seconds of each case, when they were measured one by one."""
     failures = sum(1 for _, _, status, _ in cases if status in ("violated", "unreached", "failed"))
     skipped = sum(1 for _, _, status, _ in cases if status == "unknown")
     root = ET.Element("testsuite", name=suite, tests=str(len(cases)), failures=str(failures),
                       skipped=str(skipped), time=f"{seconds:.3f}")
-    for name, classname, status, message in cases:
+    for k, (name, classname, status, message) in enumerate(cases):
         case = ET.SubElement(root, "testcase", name=name, classname=classname)
+        if times is not None:
+            case.set("time", f"{times[k]:.3f}")
         if status in ("violated", "unreached", "failed"):
             ET.SubElement(case, "failure", message=f"{status}: {message}"[:500]).text = message
         elif status == "unknown":
@@ -54,7 +58,7 @@ def check_junit(result: CheckResult, bug: str | None) -> str:
         message = prop.note
         if prop.counterexample is not None and prop.counterexample.violation is not None:
             message = prop.counterexample.violation.message
-            steps = "\n".join(f"  {i}. {s.action.label()}" for i, s in enumerate(prop.counterexample.steps, 1))
+            steps = "\n".join(f"  {i}. {s.action.label()}" for i, s in enumerate(prop.counterexample.steps))
             message += "\ncounterexample:\n" + steps
         elif prop.status == "unreached":
             message = f"{prop.doc}: never reached"
