@@ -52,16 +52,19 @@ def annotate_causes(trace: Trace, system: Any) -> None:
     views = trace.views()
     for step in trace.steps:
         for record in step.violations:
-            record.update(explain(trace, views, monitors, record, step.i, noticed.get((record["property"], step.i))))
+            subjects = noticed.get((record["property"], step.i), [])
+            record.update(explain(trace, views, monitors, record, step.i, subjects.pop(0) if subjects else None))
     for record in trace.violations:
-        record.update(explain(trace, views, monitors, record, None, noticed.get((record["property"], None))))
+        at_end = noticed.get((record["property"], None), [])
+        record.update(explain(trace, views, monitors, record, None, at_end[0] if at_end else None))
 
 
-def _monitor_findings(steps: Sequence[TraceStep], monitors: Sequence[Monitor]) -> dict[tuple[str, int | None], tuple]:
+def _monitor_findings(steps: Sequence[TraceStep],
+                      monitors: Sequence[Monitor]) -> dict[tuple[str, int | None], list[tuple]]:
     """Replay the facts through the monitors as the product does: per (monitor, step) the subjects of
-    the violation it raised there, and per (monitor, None) what was still open at the end."""
+    each violation it raised there, in order, and per (monitor, None) what was still open at the end."""
     states: list[Hashable] = [m.initial() for m in monitors]
-    found: dict[tuple[str, int | None], tuple] = {}
+    found: dict[tuple[str, int | None], list[tuple]] = {}
     for step in steps:
         for obj in step.facts:
             fact = Fact.from_json(obj)
@@ -71,10 +74,10 @@ def _monitor_findings(steps: Sequence[TraceStep], monitors: Sequence[Monitor]) -
                 try:
                     states[index] = monitor.step(states[index], fact)
                 except MonitorViolation as broken:
-                    found.setdefault((monitor.name, step.i), broken.subjects)
+                    found.setdefault((monitor.name, step.i), []).append(broken.subjects)
     for monitor, state in zip(monitors, states, strict=True):
-        found[(monitor.name, None)] = monitor.open_subjects(state)
-        found[(monitor.name + EVENTUALLY, None)] = monitor.open_subjects(state)
+        found[(monitor.name, None)] = [monitor.open_subjects(state)]
+        found[(monitor.name + EVENTUALLY, None)] = [monitor.open_subjects(state)]
     return found
 
 
