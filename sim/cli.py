@@ -290,6 +290,30 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return EXIT_OK if result.identical else EXIT_VIOLATION
 
 
+def cmd_explore(args: argparse.Namespace) -> int:
+    from sim.browse import Browser, path_text
+    from sim.browse_page import make_server
+
+    _, params, model = _build(args)
+    browser = Browser(model, params, args.bug)
+    start = ""
+    if args.trace:
+        from sim.trace import read_trace
+
+        start = path_text(browser.trace_indices(read_trace(args.trace)))
+    try:
+        server = make_server(browser, args.port, start)
+    except OSError as bad:
+        raise UsageError(f"explore --port {args.port}: cannot listen on 127.0.0.1 ({bad.strerror}); "
+                         "pick another port, or 0 for any free one") from None
+    print(f"serving http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C stops)", flush=True)
+    try:
+        server.serve_forever()
+    finally:
+        server.server_close()
+    return EXIT_OK
+
+
 def _delegate(group: str) -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
         from sim.registry import plugin
@@ -383,6 +407,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", type=output_folder, required=True, help="folder for index.html")
     p.add_argument("--seed", type=non_negative_int, default=0, help="seed of the times given to counterexamples")
     p.set_defaults(run=cmd_report)
+
+    p = sub.add_parser("explore", help="click through the state space in a local web page")
+    _model_args(p)
+    p.add_argument("--trace", help="start at the end of this trace of the model")
+    p.add_argument("--port", type=non_negative_int, default=8770, help="port on 127.0.0.1 (0: any free port)")
+    p.set_defaults(run=cmd_explore)
 
     for name, group, what in (("conform", "steersim.conform", "check a real implementation against its model"),
                               ("serve", "steersim.serve", "serve a protocol as its model decides")):
