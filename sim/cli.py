@@ -189,6 +189,12 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
             shrunk_at, shrunk = shrink_file(report.first_trace)
             print(f"shrunk counterexample: {len(shrunk.steps)} steps, trace {shrunk_at}")
+    if args.traces:
+        from sim.executors import record_runs
+
+        written = record_runs(report, args.timing, args.max_steps, args.max_time, args.swarm, Path(args.traces),
+                              args.traces_for == "violations")
+        print(f"wrote {len(written)} traces to {args.traces}")
     print(f"wall time {time.monotonic() - started:.2f} s", file=sys.stderr)
     if args.json:
         from sim.reports import write_json
@@ -375,6 +381,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dask", metavar="ADDRESS|local", help="run on a Dask scheduler, or `local` for a 2-worker cluster")
     p.add_argument("--swarm", action="store_true", help="each seed also turns off a random subset of environment kinds")
     p.add_argument("--shrink", action="store_true", help="also write a shrunk copy of the first counterexample")
+    p.add_argument("--traces", type=output_folder, metavar="DIR", help="write every run's trace here")
+    p.add_argument("--traces-for", choices=("all", "violations"), default="all",
+                   help="with --traces: every run (default) or only the runs that broke a property")
     p.set_defaults(run=cmd_simulate)
 
     p = sub.add_parser("replay", help="re-execute a trace and name the first step that differs")

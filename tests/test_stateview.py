@@ -184,3 +184,20 @@ def test_a_report_names_the_counterexample_it_lacks(tmp_path: Path, capsys: pyte
     capsys.readouterr()
     assert main(["diagram", str(report), "-o", str(tmp_path / "x.svg")]) == 2
     assert "step 0 of 'ordered-history'" in capsys.readouterr().err
+
+
+def test_simulate_traces_keeps_every_run_or_only_the_violating_ones(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    every, broken = tmp_path / "every", tmp_path / "broken"
+    args = ["simulate", "teaching", "--bug", "launch-after-steer", "--seeds", "7..10", "--out", str(tmp_path / "o")]
+    assert main([*args, "--traces", str(every)]) == 1
+    assert main([*args, "--traces", str(broken), "--traces-for", "violations"]) == 1
+    report = capsys.readouterr().out
+    assert "wrote 4 traces" in report
+    runs = sorted(p.name for p in every.iterdir())
+    assert runs == sorted(f"teaching-launch-after-steer-seed{k}.jsonl" for k in range(7, 11))
+    violating = {p.name for p in broken.iterdir()}
+    judged = {name for name in runs if any(s.violations for s in read_trace(every / name).steps)}
+    assert violating == judged and 0 < len(violating) < 4  # seed 9 runs clear of the bug
+    assert main(["replay", str(every / runs[0])]) in (0, 1)
+    assert "steps reproduced" in capsys.readouterr().out
