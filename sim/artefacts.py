@@ -49,10 +49,10 @@ def write_check_traces(result: CheckResult, model: Model, reference: str, params
         if what is None or prop.counterexample is None:
             continue
         trace = timed_path_trace(model, reference, params, bug, prop.counterexample, seed)
-        stem = out / f"{what}-{re.sub(r'[^A-Za-z0-9._-]', '_', prop.name)}"
-        write_trace(stem.with_suffix(".jsonl"), trace)
-        save_diagram(prop.counterexample, stem.with_suffix(".svg"), model=model, params=params, bug=bug, seed=seed)
-        written.append(stem.with_suffix(".jsonl"))
+        stem = f"{what}-{re.sub(r'[^A-Za-z0-9._-]', '_', prop.name)}"  # names may hold dots: append suffixes
+        write_trace(out / f"{stem}.jsonl", trace)
+        save_diagram(prop.counterexample, out / f"{stem}.svg", model=model, params=params, bug=bug, seed=seed)
+        written.append(out / f"{stem}.jsonl")
     return written
 
 

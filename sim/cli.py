@@ -254,11 +254,14 @@ def _check_report(source: str) -> dict[str, Any] | None:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from sim.artefacts import write_check_traces
     from sim.htmlreport import REPORT_FILE, write_report
 
-    spec, params, _ = _build(args)
+    spec, params, model = _build(args)
     result = write_report(spec, params, args.bug, args.output, seed=args.seed, reference=args.model)
-    print(f"wrote {Path(args.output) / REPORT_FILE}: {result.status}, {result.states:,} distinct states")
+    written = write_check_traces(result, model, args.model, params, args.bug, args.output, args.seed)
+    print(f"wrote {Path(args.output) / REPORT_FILE}: {result.status}, {result.states:,} distinct states; "
+          f"beside it {len(written)} traces, each with its diagram")
     return result.exit_code
 
 

@@ -163,6 +163,7 @@ def test_check_traces_then_diagram_from_a_shell(tmp_path: Path, capsys: pytest.C
     assert names == ["counterexample-ordered-history.jsonl", "counterexample-ordered-history.svg",
                      "witness-steer-delivered-mid-run.jsonl", "witness-steer-delivered-mid-run.svg",
                      "witness-steer-skips-a-call.jsonl", "witness-steer-skips-a-call.svg"]
+
     trace = read_trace(folder / "counterexample-ordered-history.jsonl")
     assert trace.steps[14].violations[0]["cause_step"] == 12
     assert main(["replay", str(folder / "counterexample-ordered-history.jsonl")]) == 1  # reproduces the violation
@@ -201,3 +202,12 @@ def test_simulate_traces_keeps_every_run_or_only_the_violating_ones(tmp_path: Pa
     assert violating == judged and 0 < len(violating) < 4  # seed 9 runs clear of the bug
     assert main(["replay", str(every / runs[0])]) in (0, 1)
     assert "steps reproduced" in capsys.readouterr().out
+
+
+def test_report_writes_a_trace_and_diagram_of_each_counterexample_beside_the_page(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", "teaching", "--bug", BUG, "-o", str(tmp_path)]) == 1
+    assert "beside it 5 traces" in capsys.readouterr().out
+    traces = sorted(p.name for p in tmp_path.glob("*.jsonl"))
+    assert "counterexample-no-lost-steers.eventually.jsonl" in traces and len(traces) == 5  # dots kept
+    assert len(list(tmp_path.glob("*.svg"))) == 5 and (tmp_path / "index.html").exists()
