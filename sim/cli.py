@@ -231,13 +231,13 @@ def cmd_diagram(args: argparse.Namespace) -> int:
 
         model, path = report_path(report, args.property, args.trace)
         save_diagram(path, args.output, model=model, params=report.get("params") or {}, bug=report.get("bug"),
-                     timing=timing, seed=args.seed, width_px=args.width)
+                     timing=timing, seed=args.seed, width_px=args.width, state_panel=not args.no_state)
         print(f"wrote {args.output} ({len(path.steps)} steps)")
         return EXIT_OK
     if args.property is not None:
         raise UsageError(f"diagram --property picks a counterexample of a check report; {args.trace!r} is a trace")
     trace = read_trace(args.trace)
-    save_diagram(trace, args.output, timing=timing, seed=args.seed, width_px=args.width)
+    save_diagram(trace, args.output, timing=timing, seed=args.seed, width_px=args.width, state_panel=not args.no_state)
     print(f"wrote {args.output} ({len(trace.steps)} steps)")
     return EXIT_OK
 
@@ -412,6 +412,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timing", help="TOML timing profile for an untimed trace (default: the model's own)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="seed of the times given to an untimed trace")
     p.add_argument("--width", type=positive_int, metavar="PX", help="width of a PNG in pixels (an SVG scales freely)")
+    p.add_argument("--no-state", action="store_true",
+                   help="leave out the panel of state changes right of the lanes (narrower, for slides)")
     p.set_defaults(run=cmd_diagram)
 
     p = sub.add_parser("report", help="write a self-contained HTML report: verdicts, counterexamples, diagrams")

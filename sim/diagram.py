@@ -44,6 +44,8 @@ RIGHT = 1.9  # inches after the last lifeline, for the labels that lean right
 MIN_WIDTH = 8.5
 SMALL, NORMAL = 7.0, 8.0
 LEGEND_ROW = 0.22  # inches per row of the legend
+PANEL = 3.2  # inches of the state-changes panel right of the lanes
+PANEL_CHARS = 52  # characters per line of it (monospaced 6.5 pt)
 LOST_LABEL = "lost (✗ where it left the state; dashed: never settled)"
 OPEN_LABELS = {True: "unsettled: the run was cut", False: "unsettled when the trace ends"}
 CHAR_WIDTH = 0.055  # inches per character of SMALL text, on average
@@ -82,27 +84,29 @@ def timed_trace(source: Trace | Path, model: Model | None = None, params: Mappin
 
 def timing_diagram(source: Trace | Path, model: Model | None = None, *, params: Mapping[str, Any] | None = None,
                    bug: str | None = None, timing: TimingProfile | None = None, seed: int = 0,
-                   title: str | None = None) -> Figure:
+                   title: str | None = None, state_panel: bool = True) -> Figure:
     """The timing diagram of a trace or of an explorer path, as a matplotlib Figure (a notebook shows it
     as it is; `save_diagram` writes it)."""
-    return _diagram(source, model, params, bug, timing, seed, title)[0]
+    return _diagram(source, model, params, bug, timing, seed, title, state_panel)[0]
 
 
 def _diagram(source: Trace | Path, model: Model | None, params: Mapping[str, Any] | None, bug: str | None,
-             timing: TimingProfile | None, seed: int, title: str | None) -> tuple[Figure, Trace]:
+             timing: TimingProfile | None, seed: int, title: str | None,
+             state_panel: bool = True) -> tuple[Figure, Trace]:
     trace, provenance = timed_trace(source, model, params, bug, timing, seed)
     loop_start = source.loop_start if isinstance(source, Path) else None
-    return draw_trace(trace, title, provenance, loop_start, model), trace
+    return draw_trace(trace, title, provenance, loop_start, model, state_panel), trace
 
 
 def draw_trace(trace: Trace, title: str | None = None, note: str = "", loop_start: int | None = None,
-               model: Model | None = None) -> Figure:
+               model: Model | None = None, state_panel: bool = True) -> Figure:
     """The timing diagram of `trace` as it is (timed or not); `note` follows the title. The model (by
-    default the installed one the trace names) tells which event carried which fact."""
+    default the installed one the trace names) tells which event carried which fact. `state_panel`: a
+    column right of the lanes with what each step changed in the state (when the trace has views)."""
     heading = title or default_title(trace)
     origins = fact_origins(trace, model or _model_of(trace))
     plan = layout(trace, f"{heading}  ·  {note}" if note else heading, loop_start, origins)
-    return render(plan, len(trace.steps))
+    return render(plan, len(trace.steps), state_panel)
 
 
 def _model_of(trace: Trace) -> Model | None:
@@ -158,7 +162,7 @@ def save_diagram(source: Trace | Path, file: str | FilePath, model: Model | None
                  **options: Any) -> None:
     """Write the timing diagram as SVG or PNG, chosen by the suffix of `file` (`width_px`: a PNG's
     width in pixels)."""
-    options = {"params": None, "bug": None, "timing": None, "seed": 0, "title": None, **options}
+    options = {"params": None, "bug": None, "timing": None, "seed": 0, "title": None, "state_panel": True, **options}
     figure, trace = _diagram(source, model, **options)
     save_figure(figure, file, salt=FilePath(file).stem, metadata=diagram_metadata(trace), width_px=width_px)
 
@@ -188,12 +192,16 @@ def lane_positions(plan: Layout, first: float) -> dict[str, float]:
 class _Canvas:
     """Inches on the page, y growing downwards, lines converted to inches."""
 
-    def __init__(self, plan: Layout) -> None:
+    def __init__(self, plan: Layout, state_panel: bool = True) -> None:
         self.plan = plan
         self.track_x0 = MARGIN + 0.15
         self.lane_x = lane_positions(plan, self.track_x0 + TRACK * len(plan.steers) + 0.25 + LANE / 2)
         last = max(self.lane_x.values(), default=self.track_x0)
         self.width = max(MIN_WIDTH, last + RIGHT, *(self._label_end(arrow) + 0.2 for arrow in plan.arrows))
+        self.panel_x = None  # the side panel of state changes, when the trace has them
+        if state_panel and any(row.changes for row in plan.steps):
+            self.panel_x = self.width
+            self.width += PANEL
         self.title_lines = textwrap.wrap(plan.title, max(40, int((self.width - 0.3) / 0.088)))
         self.legend_y = 0.12 + TITLE_LINE * len(self.title_lines) + 0.15
         self.legend = legend_items(plan)
@@ -225,14 +233,15 @@ class _Canvas:
         self.ax.text(x, y, s, fontsize=size, color=kw.pop("color", COLORS["text"]), **kw)
 
 
-def render(plan: Layout, total_steps: int) -> Figure:
-    canvas = _Canvas(plan)
+def render(plan: Layout, total_steps: int, state_panel: bool = True) -> Figure:
+    canvas = _Canvas(plan, state_panel)
     _header(canvas)
     _lifelines(canvas)
     _banners(canvas)
     _elisions(canvas, total_steps)
     _spans(canvas)
     _margin(canvas)
+    _panel(canvas)
     _arrows(canvas)
     for k, life in enumerate(plan.steers):
         _steer_track(canvas, k, life)
@@ -371,6 +380,26 @@ def _spans(c: _Canvas) -> None:
         open_end = span.y1 is None
         c.ax.add_patch(Rectangle((x, y0), 0.12, y1 - y0, facecolor=COLORS[span.kind], alpha=0.45,
                                  edgecolor=COLORS[span.kind], lw=0.6, ls="--" if open_end else "-", zorder=1))
+
+
+def _panel(c: _Canvas) -> None:
+    """The state changes of each drawn step, to the right of the lanes: wrapped over the step's own
+    lines, the rest elided, so that the panel never runs into the next step."""
+    if c.panel_x is None:
+        return
+    c.text(c.panel_x, c.top - 0.3, "state changes", color=COLORS["muted"], va="center", style="italic")
+    c.ax.plot([c.panel_x - 0.1, c.panel_x - 0.1], [c.y(-0.3), c.y(c.plan.height)], color=COLORS["lifeline"],
+              lw=0.5, ls=":", zorder=0)
+    for row in c.plan.steps:
+        if not row.changes:
+            continue
+        lines = textwrap.wrap(", ".join(row.changes), PANEL_CHARS, break_long_words=True) or [""]
+        if len(lines) > row.lines:
+            lines = [*lines[: row.lines - 1], textwrap.shorten(" ".join(lines[row.lines - 1 :]), PANEL_CHARS,
+                                                               placeholder=" …")]
+        for k, line in enumerate(lines):
+            c.text(c.panel_x, c.y(row.y + k), line, va="center", family="DejaVu Sans Mono", size=6.5,
+                   color=COLORS["muted"])
 
 
 def _margin(c: _Canvas) -> None:

@@ -180,7 +180,8 @@ def _counterexamples(name: str, model: Model, params: dict[str, Any], bug: str |
         if path.loop_start is not None:
             out.append(f"<p>Steps from {path.loop_start} on repeat forever: a fair run that never meets the "
                        "obligation.</p>")
-        figure = draw_trace(trace, f"{name}: {prop.name}", provenance, path.loop_start, model)
+        figure = draw_trace(trace, f"{name}: {prop.name}", provenance, path.loop_start, model,
+                            state_panel=False)  # the step table below shows the state's changes
         out.append(f'<p class="muted">Timing diagram ({escape(provenance)}; the explorer finds orderings, the '
                    "times only spread them out for reading).</p>")
         out.append(f'<div class="figure">{inline_svg(figure, f"{name}-{bug}-{prop.name}")}</div>')

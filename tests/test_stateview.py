@@ -211,3 +211,18 @@ def test_report_writes_a_trace_and_diagram_of_each_counterexample_beside_the_pag
     traces = sorted(p.name for p in tmp_path.glob("*.jsonl"))
     assert "counterexample-no-lost-steers.eventually.jsonl" in traces and len(traces) == 5  # dots kept
     assert len(list(tmp_path.glob("*.svg"))) == 5 and (tmp_path / "index.html").exists()
+
+
+def test_the_diagram_has_a_panel_of_state_changes_that_slides_can_leave_out(tmp_path: Path) -> None:
+    model, params, prop = _lost_at_boundary()
+    trace = trace_from_path("teaching", params, BUG, prop.counterexample, system=model)
+    plan = layout(trace)
+    assert next(r for r in plan.steps if r.index == 12).changes == ('phase="idle"', "queue=[]")
+    from sim.diagram import save_diagram
+
+    with_panel, without = tmp_path / "a.svg", tmp_path / "b.svg"
+    save_diagram(trace, with_panel)
+    save_diagram(trace, without, state_panel=False)
+    assert "state changes" in with_panel.read_text() and "queue=[]" in with_panel.read_text()
+    assert "state changes" not in without.read_text()
+    assert "<dc:title>teaching(K=3, N=3, Q=2, P=3)  bug lost-at-boundary</dc:title>" in without.read_text()

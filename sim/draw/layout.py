@@ -13,6 +13,7 @@ This module is pure data so that tests can inspect a layout; `sim.diagram` draws
 
 from __future__ import annotations
 
+import json
 import statistics
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
@@ -57,6 +58,8 @@ class StepRow:
     action: str
     compressed_gap: float | None = None  # elapsed time drawn shorter than scale, shown as a break
     loop_start: bool = False  # a liveness counterexample repeats from this step on
+    changes: tuple[str, ...] = ()  # what the step changed in the state's view, one `name=value` each
+    lines: int = 1  # text lines the step takes (one per event)
 
 
 @dataclass(frozen=True)
@@ -330,7 +333,9 @@ class _Rows:
         ys = [self.y + k for k in range(max(1, len(step.events)))]
         self.line_of[step.i] = ys
         loops_here = step.i == self.loop_start
-        self.steps.append(StepRow(ys[0], step.i, step.t, action_text(step.action), compressed, loops_here))
+        changes = tuple(f"{k}={json.dumps(v, separators=(',', ':'))}" for k, v in (step.changes or {}).items())
+        self.steps.append(StepRow(ys[0], step.i, step.t, action_text(step.action), compressed, loops_here, changes,
+                                  len(ys)))
         for event, y in zip(step.events, ys, strict=False):
             detail = event_detail(event.get("data", {}), max(16, LABEL_CHARS - len(event["name"]) - 2))
             self.arrows.append(Arrow(y, event["source"], event["target"], event["name"], detail))
