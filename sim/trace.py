@@ -314,7 +314,10 @@ def _step(line: _Line, offset: int, viewed: bool) -> TraceStep:
         line.field(key, kind, row=action, where=f"action.{key}")
     events = line.records("events", {"source": str, "target": str, "name": str, "data": _ANY})
     facts = line.records("facts", {"fact": str})
-    changes = line.field("changes", dict) if viewed else line.field("changes", None, None)
+    if not viewed and "changes" in line.row:
+        raise line.error("changes", "the header has no view, so a step has no changes to apply; "
+                                    "drop the field or add the initial state's view to the header")
+    changes = line.field("changes", dict) if viewed else None
     return TraceStep(i, line.field("t", _TIME, None), action, events, facts, line.field("state", str),
                      line.violations("violations"), changes)
 

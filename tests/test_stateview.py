@@ -107,6 +107,10 @@ def test_an_old_trace_without_views_is_read_as_it_is(tmp_path: Path) -> None:
     _write_lines(file, lines)
     trace = read_trace(file)
     assert trace.view is None and trace.views() is None and len(trace.steps) == 15
+    lines[2]["changes"] = {"queue": []}
+    _write_lines(file, lines)
+    with pytest.raises(TraceError, match="line 3 field changes: the header has no view"):
+        read_trace(file)
 
 
 def test_a_cause_step_outside_the_trace_is_refused(tmp_path: Path) -> None:
