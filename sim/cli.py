@@ -303,6 +303,8 @@ def cmd_explore(args: argparse.Namespace) -> int:
     from sim.browse import Browser, path_text
     from sim.browse_page import make_server
 
+    if args.port > 65535:
+        raise UsageError(f"explore --port {args.port}: a port is at most 65535 (0: any free port)")
     _, params, model = _build(args)
     browser = Browser(model, params, args.bug)
     start = ""

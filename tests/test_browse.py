@@ -118,3 +118,17 @@ def test_the_page_jumps_goes_back_and_forward_and_opens_a_shared_url(browser: Br
     assert _at(driver, witness) == browser.view(parse_path(witness))["state"]
     driver.get(page + "?path=0.1")
     assert _at(driver, "0.1") == browser.view([0, 1])["state"]
+
+
+def test_explore_refuses_a_bad_port_and_a_foreign_trace(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    from sim.cli import main
+
+    assert main(["explore", "teaching", "--port", "70000"]) == 2
+    assert "a port is at most 65535" in capsys.readouterr().err
+    trace = tmp_path / "t.jsonl"
+    header = {"steersim": 1, "model": "teaching", "params": {}, "bug": None, "seed": None, "timing": None, "init": 0}
+    step = {"i": 0, "t": None, "action": {"actor": "agent", "kind": "agent.fly", "args": []}, "events": [],
+            "facts": [], "state": "0"}
+    trace.write_text(json.dumps(header) + "\n" + json.dumps(step) + "\n")
+    assert main(["explore", "teaching", "--trace", str(trace), "--port", "0"]) == 2
+    assert "trace step 0: action 'agent.fly' is not enabled here" in capsys.readouterr().err
