@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import threading
+from dataclasses import dataclass
 from html import escape
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -171,3 +172,33 @@ def diagram_of(browser: Browser, path: str) -> str:
     walk = browser.walk(parse_path(path))
     explorer_path = Path(walk.states[0], tuple(walk.steps), 0, None, None, tuple(walk.states))
     return diagram_svg(explorer_path, "explore", browser.model, params=browser.params, bug=browser.bug)
+
+
+@dataclass
+class Served:
+    """A page served from a background thread: a notebook cell that ends with it shows the page."""
+
+    server: ThreadingHTTPServer
+    thread: threading.Thread
+    height: int = 900
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/"
+
+    def _repr_html_(self) -> str:
+        return f'<iframe src="{escape(self.url)}" width="100%" height="{self.height}" style="border: 0"></iframe>'
+
+    def close(self) -> None:
+        """Stop serving and free the port."""
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join()
+
+
+def serve_in_background(browser: Browser, port: int = 0, start: str = "", height: int = 900) -> Served:
+    """Serve the page from a daemon thread (for a notebook, or a test); `close()` stops it."""
+    server = make_server(browser, port, start)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    return Served(server, thread, height)

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import json
 import shutil
-import threading
+import urllib.request
 from collections.abc import Iterator
 
 import pytest
 
 from sim.browse import Browser, parse_path
-from sim.browse_page import make_server
+from sim.browse_page import serve_in_background
 from sim.errors import UsageError
 from sim.registry import get_model_spec
 
@@ -51,13 +51,23 @@ def test_a_path_that_leaves_the_state_space_is_refused(browser: Browser) -> None
 
 @pytest.fixture(scope="module")
 def page(browser: Browser) -> Iterator[str]:
-    server = make_server(browser, 0)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-    server.server_close()
-    thread.join()
+    served = serve_in_background(browser)
+    yield served.url
+    served.close()
+
+
+def test_a_notebook_shows_the_served_page_inline(browser: Browser) -> None:
+    served = serve_in_background(browser, start="0")
+    try:
+        assert f'<iframe src="{served.url}"' in served._repr_html_()
+        with urllib.request.urlopen(served.url) as reply:
+            html = reply.read().decode()
+        inline = json.loads(html.split('<script type="application/json" id="initial">')[1].split("</script>")[0])
+        assert inline == browser.view([0])  # the first view is in the page, before any script runs
+        with urllib.request.urlopen(served.url + "api/view?path=0.1") as reply:
+            assert json.loads(reply.read()) == browser.view([0, 1])
+    finally:
+        served.close()
 
 
 @pytest.fixture(scope="module")
