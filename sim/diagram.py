@@ -90,9 +90,10 @@ def timing_diagram(source: Trace | Path, model: Model | None = None, *, params: 
     return _diagram(source, model, params, bug, timing, seed, title, state_panel)[0]
 
 
-def _diagram(source: Trace | Path, model: Model | None, params: Mapping[str, Any] | None, bug: str | None,
-             timing: TimingProfile | None, seed: int, title: str | None,
+def _diagram(source: Trace | Path, model: Model | None = None, params: Mapping[str, Any] | None = None,
+             bug: str | None = None, timing: TimingProfile | None = None, seed: int = 0, title: str | None = None,
              state_panel: bool = True) -> tuple[Figure, Trace]:
+    """The figure and the timed trace it draws (whose header the file's metadata describes)."""
     trace, provenance = timed_trace(source, model, params, bug, timing, seed)
     loop_start = source.loop_start if isinstance(source, Path) else None
     return draw_trace(trace, title, provenance, loop_start, model, state_panel), trace
@@ -162,7 +163,6 @@ def save_diagram(source: Trace | Path, file: str | FilePath, model: Model | None
                  **options: Any) -> None:
     """Write the timing diagram as SVG or PNG, chosen by the suffix of `file` (`width_px`: a PNG's
     width in pixels)."""
-    options = {"params": None, "bug": None, "timing": None, "seed": 0, "title": None, "state_panel": True, **options}
     figure, trace = _diagram(source, model, **options)
     save_figure(figure, file, salt=FilePath(file).stem, metadata=diagram_metadata(trace), width_px=width_px)
 
