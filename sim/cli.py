@@ -129,7 +129,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(line)
     for prop in result.properties:
         if prop.status == "violated" and prop.counterexample is not None:
-            _print_counterexample(prop.name, prop.counterexample)
+            _print_counterexample(prop, model)
     for note in result.notes:
         print(f"note: {note}")
     print(f"{result.status}: {result.states:,} distinct states, {result.transitions:,} transitions, "
@@ -138,18 +138,35 @@ def cmd_check(args: argparse.Namespace) -> int:
         write_json(args.json, check_json(result, params, args.bug))
     if args.junit:
         Path(args.junit).write_text(check_junit(result, args.bug))
+    if args.traces:
+        from sim.report.artefacts import write_check_traces
+
+        written = write_check_traces(result, model, args.model, params, args.bug, args.traces)
+        print(f"wrote {len(written)} traces and diagrams to {args.traces}")
     return result.exit_code
 
 
-def _print_counterexample(name: str, path: Any) -> None:
-    print(f"\ncounterexample for {name}:")
-    for i, step in enumerate(path.steps, 1):
-        loop = "  <- loop starts" if path.loop_start is not None and i - 1 == path.loop_start else ""
+def _print_counterexample(prop: Any, model: Any) -> None:
+    """The steps (numbered as in traces and diagrams), each with its facts and what it changed in the
+    state, then the violation and its cause in one sentence."""
+    from sim.core.stateview import changes_text, path_views, view_changes
+
+    path = prop.counterexample
+    views = path_views(model, path)
+    print(f"\ncounterexample for {prop.name}:")
+    print(f"  initial state: {changes_text(views[0])}")
+    for i, step in enumerate(path.steps):
+        loop = "  <- loop starts" if path.loop_start is not None and i == path.loop_start else ""
         print(f"  {i:3}. {step.action.label()}{loop}")
         for fact in step.facts:
             print(f"         {fact}")
+        changed = view_changes(views[i], views[i + 1])
+        if changed:
+            print(f"         state: {changes_text(changed)}")
     if path.violation is not None:
         print(f"  violated: {path.violation.message}")
+    if prop.cause is not None:
+        print(f"  cause: {prop.cause['summary']}")
     print()
 
 
@@ -182,6 +199,12 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
             shrunk_at, shrunk = shrink_file(report.first_trace)
             print(f"shrunk counterexample: {len(shrunk.steps)} steps, trace {shrunk_at}")
+    if args.traces:
+        from sim.simulate.executors import record_runs
+
+        written = record_runs(report, args.timing, args.max_steps, args.max_time, args.swarm, Path(args.traces),
+                              args.traces_for == "violations")
+        print(f"wrote {len(written)} traces to {args.traces}")
     if report.exit_code != EXIT_INTERRUPTED:
         print(f"wall time {time.monotonic() - started:.2f} s", file=sys.stderr)
     if args.json:
@@ -287,19 +310,44 @@ def cmd_diagram(args: argparse.Namespace) -> int:
 
     if Path(args.output).suffix.lower() not in (".svg", ".png"):
         raise UsageError(f"diagram -o {args.output}: the file must end in .svg or .png")
-    trace = read_trace(args.trace)
     timing = TimingProfile.from_file(args.timing) if args.timing else None
-    save_diagram(trace, args.output, timing=timing, seed=args.seed)
+    report = _check_report(args.trace)
+    if report is not None:
+        from sim.report.artefacts import report_path
+
+        model, path = report_path(report, args.property, args.trace)
+        save_diagram(path, args.output, model=model, params=report.get("params") or {}, bug=report.get("bug"),
+                     timing=timing, seed=args.seed, width_px=args.width, state_panel=not args.no_state)
+        print(f"wrote {args.output} ({len(path.steps)} steps)")
+        return EXIT_OK
+    if args.property is not None:
+        raise UsageError(f"diagram --property picks a counterexample of a check report; {args.trace!r} is a trace")
+    trace = read_trace(args.trace)
+    save_diagram(trace, args.output, timing=timing, seed=args.seed, width_px=args.width, state_panel=not args.no_state)
     print(f"wrote {args.output} ({len(trace.steps)} steps)")
     return EXIT_OK
 
 
+def _check_report(source: str) -> dict[str, Any] | None:
+    """The `check --json` report in `source`, or None when it is something else (a trace, say)."""
+    from sim.report.artefacts import is_check_report
+
+    try:
+        text = Path(source).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None  # read_trace names the problem
+    return json.loads(text) if is_check_report(text) else None
+
+
 def cmd_report(args: argparse.Namespace) -> int:
+    from sim.report.artefacts import write_check_traces
     from sim.report.html import REPORT_FILE, write_report
 
-    spec, params, _ = _build(args)
+    spec, params, model = _build(args)
     result = write_report(spec, params, args.bug, args.output, seed=args.seed, reference=args.model)
-    print(f"wrote {Path(args.output) / REPORT_FILE}: {result.status}, {result.states:,} distinct states")
+    written = write_check_traces(result, model, args.model, params, args.bug, args.output, args.seed)
+    print(f"wrote {Path(args.output) / REPORT_FILE}: {result.status}, {result.states:,} distinct states; "
+          f"beside it {len(written)} traces, each with its diagram")
     return result.exit_code
 
 
@@ -336,6 +384,32 @@ def cmd_audit(args: argparse.Namespace) -> int:
     result = audit(args.model, params, args.bug, parse_seeds(args.seeds), args.timing, args.max_steps)
     print(("identical: " if result.identical else "differs: ") + result.message)
     return EXIT_OK if result.identical else EXIT_VIOLATION
+
+
+def cmd_explore(args: argparse.Namespace) -> int:
+    from sim.integrations.browse import Browser, path_text
+    from sim.integrations.browse_page import make_server
+
+    if args.port > 65535:
+        raise UsageError(f"explore --port {args.port}: a port is at most 65535 (0: any free port)")
+    _, params, model = _build(args)
+    browser = Browser(model, params, args.bug)
+    start = ""
+    if args.trace:
+        from sim.traces.trace import read_trace
+
+        start = path_text(browser.trace_indices(read_trace(args.trace)))
+    try:
+        server = make_server(browser, args.port, start)
+    except OSError as bad:
+        raise UsageError(f"explore --port {args.port}: cannot listen on 127.0.0.1 ({bad.strerror}); "
+                         "pick another port, or 0 for any free one") from None
+    print(f"serving http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C stops)", flush=True)
+    try:
+        server.serve_forever()
+    finally:
+        server.server_close()
+    return EXIT_OK
 
 
 def _delegate(group: str) -> Callable[[argparse.Namespace], int]:
@@ -384,6 +458,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.add_argument("--json", type=output_file, help="write the JSON report here")
     p.add_argument("--junit", type=output_file, help="write JUnit XML here (one test case per property)")
+    p.add_argument("--traces", type=output_folder, metavar="DIR",
+                   help="write each counterexample and each sometimes-witness here as a trace and an SVG")
     p.set_defaults(run=cmd_check)
 
     p = sub.add_parser("simulate", help="run seeds in virtual time under a timing profile")
@@ -398,6 +474,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--swarm", action="store_true", help="each seed also turns off a random subset of environment kinds")
     p.add_argument("--shrink", action="store_true", help="also write a shrunk copy of the first counterexample")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p.add_argument("--traces", type=output_folder, metavar="DIR", help="write every run's trace here")
+    p.add_argument("--traces-for", choices=("all", "violations"), default="all",
+                   help="with --traces: every run (default) or only the runs that broke a property")
     p.set_defaults(run=cmd_simulate)
 
     p = sub.add_parser("estimate", help="estimate a probability or a measure from simulated runs, with an interval")
@@ -449,11 +528,16 @@ def build_parser() -> argparse.ArgumentParser:
     _run_args(p, "0..49")
     p.set_defaults(run=cmd_audit)
 
-    p = sub.add_parser("diagram", help="draw a trace as a timing diagram (SVG or PNG)")
-    p.add_argument("trace")
+    p = sub.add_parser("diagram", help="draw a trace or a check --json counterexample as a timing diagram")
+    p.add_argument("trace", help="a trace (.jsonl) or a `check --json` report")
+    p.add_argument("--property", help="of a check report: the property whose counterexample to draw "
+                                      "(default: the first violated one)")
     p.add_argument("-o", "--output", type=output_file, required=True, help="FILE.svg or FILE.png")
     p.add_argument("--timing", help="TOML timing profile for an untimed trace (default: the model's own)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="seed of the times given to an untimed trace")
+    p.add_argument("--width", type=positive_int, metavar="PX", help="width of a PNG in pixels (an SVG scales freely)")
+    p.add_argument("--no-state", action="store_true",
+                   help="leave out the panel of state changes right of the lanes (narrower, for slides)")
     p.set_defaults(run=cmd_diagram)
 
     p = sub.add_parser("report", help="write a self-contained HTML report: verdicts, counterexamples, diagrams")
@@ -461,6 +545,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", type=output_folder, required=True, help="folder for index.html")
     p.add_argument("--seed", type=non_negative_int, default=0, help="seed of the times given to counterexamples")
     p.set_defaults(run=cmd_report)
+
+    p = sub.add_parser("explore", help="click through the state space in a local web page")
+    _model_args(p)
+    p.add_argument("--trace", help="start at the end of this trace of the model")
+    p.add_argument("--port", type=non_negative_int, default=8770, help="port on 127.0.0.1 (0: any free port)")
+    p.set_defaults(run=cmd_explore)
 
     for name, group, what in (("conform", "steersim.conform", "check a real implementation against its model"),
                               ("serve", "steersim.serve", "serve a protocol as its model decides")):

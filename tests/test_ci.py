@@ -108,3 +108,54 @@ def test_a_malformed_table_is_exit_2_naming_the_key(text: str, key: str, tmp_pat
 def test_a_missing_config_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     assert main(["ci", "--config", str(tmp_path / "absent.toml")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_junit_cases_are_unique_timed_and_failures_say_how_to_reproduce(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture) -> None:
+    """The correct model expected to be violated fails with nothing to show; a bug variant expected
+    ok fails with its counterexample; an entry repeated gets a case name of its own."""
+    config = write(tmp_path, """
+[[tool.steersim.check]]
+model = "teaching"
+grid = { K = 1, P = 1 }
+expect = "violation"
+
+[[tool.steersim.check]]
+model = "teaching"
+grid = { K = 1, P = 1 }
+expect = "ok"
+""")
+    assert main(["ci", "--config", str(config), "--junit", str(tmp_path / "ci.xml")]) == 1
+    capsys.readouterr()
+    suite = ET.parse(tmp_path / "ci.xml").getroot()
+    cases = suite.findall("testcase")
+    assert [c.get("name") for c in cases] == ["teaching[K=1 P=1]", "teaching[K=1 P=1] #2"]
+    assert all(float(c.get("time")) >= 0 for c in cases)
+    failure = cases[0].find("failure").text
+    assert "reproduce: steersim check teaching -p K=1 -p P=1 --keep-going" in failure
+    assert cases[1].find("failure") is None
+
+
+def test_a_failing_bug_case_carries_its_step_table_and_an_unreached_sometimes_reads_never_reached(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    config = write(tmp_path, """
+[[tool.steersim.check]]
+model = "teaching"
+grid = { K = 2, N = 0 }
+expect = "ok"
+
+[[tool.steersim.check]]
+model = "teaching"
+bugs = { lost-at-boundary = "one-active-turn" }
+""")
+    assert main(["ci", "--config", str(config), "--junit", str(tmp_path / "ci.xml")]) == 1
+    out = capsys.readouterr().out
+    assert "steer-skips-a-call never reached" in out and "got violation (" in out
+    cases = ET.parse(tmp_path / "ci.xml").getroot().findall("testcase")
+    text = cases[0].find("failure").text
+    assert "never reached: sometimes steer-skips-a-call" in text
+    assert "reproduce: steersim check teaching -p K=2 -p N=0 --keep-going" in text
+    text = cases[1].find("failure").text
+    assert "reproduce: steersim check teaching --bug lost-at-boundary --keep-going" in text
+    assert "shortest counterexample, 15 steps:" in text and "state changes" in text
+    assert "cause: s1 was accepted at step 11 and was removed from queue at step 12" in text

@@ -32,9 +32,11 @@ def test_a_bug_fails_with_the_shortest_counterexample_as_a_table() -> None:
     assert "violated: always steer-before-launch" in text
     assert "shortest counterexample, 3 steps:" in text
     table = text[text.index("shortest counterexample, 3 steps:"):].splitlines()
-    assert table[1].split() == ["#", "actor", "action", "facts"]
-    assert table[2].split()[:3] == ["1", "user", "user.steer(1)"]
-    assert table[4].split()[:3] == ["3", "agent", "agent.launch(0)"]
+    assert table[1].split()[:3] == ["initial", "state:", 'phase="model",']
+    assert table[2].split() == ["#", "actor", "action", "facts", "state", "changes"]
+    assert table[3].split()[:3] == ["0", "user", "user.steer(1)"]
+    assert table[3].endswith('queue=["s1"], sent=1')  # what the step changed, in the model's own names
+    assert table[5].split()[:3] == ["2", "agent", "agent.launch(0)"]
 
 
 def test_the_fixture_and_marker_in_a_users_test_suite(pytester: pytest.Pytester) -> None:

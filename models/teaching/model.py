@@ -169,6 +169,24 @@ class TeachingModel:
             return [F.turn_ended(TURN, d["status"])]
         return []
 
+    def render_state(self, s: TeachingState) -> dict[str, Any]:
+        """The state in the system's words: steers and calls by the ids the events use."""
+        return {
+            "phase": s.phase,
+            "queue": [steer_id(x) for x in s.q],
+            "history": [steer_id(x) for x in s.hist],
+            "read_not_removed": s.pend,
+            "sent": s.sent,
+            "rejected": s.rej,
+            "next_launch": s.i,
+            "next_collect": s.c,
+            "launched": s.nl,
+            "cut_short": s.intr,
+            "running": [call_id(j) for j, running in enumerate(s.calls) if running],
+            "finished": [call_id(j) for j, done in enumerate(s.ress) if done],
+            "results": {call_id(j): n for j, n in enumerate(s.nres)},
+        }
+
     def is_local(self, action: Action) -> bool:
         """A tool finishing touches only its own call's slots and emits no fact (the agent records the
         result when it collects it), so it commutes with every other actor's step: the explorer's

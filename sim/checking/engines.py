@@ -7,7 +7,7 @@ modules importing each other.
 
 from __future__ import annotations
 
-from sim.checking.explorer import CheckOptions, CheckResult, Explorer
+from sim.checking.explorer import CheckOptions, CheckResult, Explorer, explained
 from sim.checking.vector import VectorExplorer, vector_unsupported
 from sim.core.model import Model
 from sim.errors import UsageError
@@ -24,7 +24,7 @@ def check(model: Model, options: CheckOptions | None = None) -> CheckResult:
     if options.engine != "generic":
         reason = vector_unsupported(model, options)
         if reason is None:
-            return VectorExplorer(model, options).run_interruptible()
+            return explained(model, VectorExplorer(model, options).run_interruptible())
         if options.engine == "vector":
             raise UsageError(f"engine vector cannot run this check: {reason}")
-    return Explorer(model, options).run_interruptible()
+    return explained(model, Explorer(model, options).run_interruptible())

@@ -70,11 +70,12 @@ class PropertyResult:
     doc: str = ""
     counterexample: Path | None = None
     note: str = ""
+    cause: dict[str, Any] | None = None  # detect_step, cause_step, summary of a violation (sim.core.cause)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "kind": self.kind, "status": self.status}
         if self.counterexample is not None:
-            out["counterexample"] = self.counterexample.to_json()
+            out["counterexample"] = {**self.counterexample.to_json(), **(self.cause or {})}
         if self.note:
             out["note"] = self.note
         return out
@@ -468,10 +469,18 @@ class Explorer:
                            self.max_depth, seconds, props, notes)
 
 
+def explained(model: Model, result: CheckResult) -> CheckResult:
+    """`result` with the cause of each counterexample (`sim.core.cause`)."""
+    from sim.core.cause import explain_result
+
+    explain_result(model, result)
+    return result
+
+
 def resume(model: Model, path: str, options: CheckOptions) -> CheckResult:
     """Continue an interrupted run from its checkpoint: the same verdict and counts as if it had not
     stopped. The model and the options that shape the search must be those of the saved run."""
     explorer = Explorer(model, options)
     frontier, seconds = load_checkpoint(path, explorer)
-    return explorer.run_interruptible(frontier, seconds)
+    return explained(model, explorer.run_interruptible(frontier, seconds))
 

@@ -17,7 +17,7 @@ from array import array
 from collections.abc import Sequence
 from typing import Any
 
-from sim.checking.explorer import CheckOptions, CheckResult, PropertyResult
+from sim.checking.explorer import CheckOptions, CheckResult, PropertyResult, explained
 from sim.checking.memory import group_mb, rss_mb
 from sim.core.fingerprint import fingerprint
 from sim.core.model import Model
@@ -238,7 +238,8 @@ def check_parallel(model: Model, options: CheckOptions, workers: int, identity: 
         status = "ok"
     if incomplete:
         notes.insert(0, f"incomplete: {incomplete}")
-    return CheckResult(model.name, status, distinct, transitions, max_depth, time.monotonic() - started, props, notes)
+    result = CheckResult(model.name, status, distinct, transitions, max_depth, time.monotonic() - started, props, notes)
+    return explained(model, result)
 
 
 def _path(product: Product, pipes: list, worker: int, index: int, action: int | None,

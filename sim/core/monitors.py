@@ -19,18 +19,27 @@ RESOLUTIONS = ("steer.applied", "steer.failed", "steer.unknown")
 
 
 class MonitorViolation(Exception):
-    """Raised by a monitor's `step` when a fact breaks its invariant; the message says how."""
+    """Raised by a monitor's `step` when a fact breaks its invariant; the message says how, and
+    `subjects` names the steers, calls or turns whose obligation it is (`sim.core.cause` looks in the
+    model's state for where each was lost)."""
+
+    def __init__(self, message: str, subjects: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.subjects = tuple(str(s) for s in subjects)
 
 
 @dataclass(frozen=True)
 class Monitor:
     """Base of the fact monitors. `step` returns the next monitor state or raises MonitorViolation;
     `at_end` judges a state in which the system can do nothing more; `settled` is the liveness goal
-    (no obligation open), used by the `<name>.eventually` property."""
+    (no obligation open), used by the `<name>.eventually` property. `open_subjects` names what is still
+    open and `unmet` says in words what it still waits for, so that a counterexample's cause reads in
+    the system's vocabulary ("s1 ... without being applied")."""
 
     name: ClassVar[str]
     doc: ClassVar[str]
     watches: ClassVar[frozenset[str]]  # the fact names `step` reacts to; the product sends only these
+    unmet: ClassVar[str] = "its obligation being met"
 
     def initial(self) -> Hashable:
         return ()
@@ -43,6 +52,10 @@ class Monitor:
 
     def settled(self, state: Hashable) -> bool:
         return True
+
+    def open_subjects(self, state: Hashable) -> tuple[str, ...]:
+        """The ids of the obligations still open in `state`, in the monitor's order."""
+        return ()
 
 
 def _without(items: tuple, index: int) -> tuple:
@@ -66,6 +79,7 @@ class NoLostSteers(Monitor):
     doc: ClassVar[str] = "every accepted steer ends in exactly one of applied, failed, unknown"
     watches: ClassVar[frozenset[str]] = frozenset(
         ("steer.submitted", "steer.accepted", "steer.rejected", *RESOLUTIONS))
+    unmet: ClassVar[str] = "being applied, failed or reported unknown"
 
     def step(self, state: tuple, fact: Fact) -> tuple:
         name = fact.name
@@ -73,22 +87,22 @@ class NoLostSteers(Monitor):
         index = _find(state, sid)
         if name == "steer.submitted":
             if index >= 0:
-                raise MonitorViolation(f"steer {sid!r} submitted twice while still open")
+                raise MonitorViolation(f"steer {sid!r} submitted twice while still open", (sid,))
             return (*state, (sid, "submitted"))
         if name == "steer.accepted":
             if index < 0 or state[index][1] != "submitted":
-                raise MonitorViolation(f"steer {sid!r} accepted but it is not an open submission")
+                raise MonitorViolation(f"steer {sid!r} accepted but it is not an open submission", (sid,))
             return state[:index] + ((sid, "accepted"),) + state[index + 1 :]
         if name == "steer.rejected":
             if index < 0 or state[index][1] != "submitted":
-                raise MonitorViolation(f"steer {sid!r} rejected but it is not an open submission")
+                raise MonitorViolation(f"steer {sid!r} rejected but it is not an open submission", (sid,))
             return _without(state, index)
         if name == "steer.unknown" and index >= 0:
             return _without(state, index)
         if index < 0 or state[index][1] != "accepted":
             raise MonitorViolation(
                 f"{name} for steer {sid!r}, which is not an accepted, unresolved steer "
-                "(resolved twice, or never accepted)"
+                "(resolved twice, or never accepted)", (sid,)
             )
         return _without(state, index)
 
@@ -101,6 +115,9 @@ class NoLostSteers(Monitor):
     def settled(self, state: tuple) -> bool:
         return not state
 
+    def open_subjects(self, state: tuple) -> tuple[str, ...]:
+        return tuple(str(sid) for sid, _ in state)
+
 
 @dataclass(frozen=True)
 class OneActiveTurn(Monitor):
@@ -109,6 +126,7 @@ class OneActiveTurn(Monitor):
     name: ClassVar[str] = "one-active-turn"
     doc: ClassVar[str] = "at most one turn is active per chain"
     watches: ClassVar[frozenset[str]] = frozenset(("turn.started", "turn.ended"))
+    unmet: ClassVar[str] = "being ended"
 
     def step(self, state: tuple, fact: Fact) -> tuple:
         if fact.name == "turn.started":
@@ -116,16 +134,19 @@ class OneActiveTurn(Monitor):
             index = _find(state, chain)
             if index >= 0:
                 raise MonitorViolation(
-                    f"turn {turn!r} started on chain {chain!r} while turn {state[index][1]!r} is active"
-                )
+                    f"turn {turn!r} started on chain {chain!r} while turn {state[index][1]!r} is active",
+                    (state[index][1],))
             return tuple(sorted((*state, (chain, turn)), key=lambda item: str(item[0])))
         if fact.name == "turn.ended":
             turn = fact.get("turn")
             for index, (_, active) in enumerate(state):
                 if active == turn:
                     return _without(state, index)
-            raise MonitorViolation(f"turn {turn!r} ended but it is not active")
+            raise MonitorViolation(f"turn {turn!r} ended but it is not active", (turn,))
         return state
+
+    def open_subjects(self, state: tuple) -> tuple[str, ...]:
+        return tuple(str(turn) for _, turn in state)
 
 
 @dataclass(frozen=True)
@@ -138,6 +159,7 @@ class OrderedHistory(Monitor):
     doc: ClassVar[str] = "history is append-only; applied steers appear in acceptance order"
     watches: ClassVar[frozenset[str]] = frozenset(
         ("steer.submitted", "steer.accepted", "steer.rejected", "history.appended", *RESOLUTIONS))
+    unmet: ClassVar[str] = "being applied"
 
     def initial(self) -> tuple:
         return ((), (), ())
@@ -169,7 +191,7 @@ class OrderedHistory(Monitor):
                     if earlier_target == target:
                         raise MonitorViolation(
                             f"steer {sid!r} applied before {earlier!r}, which was accepted earlier "
-                            f"for the same target {target!r} and is still queued"
+                            f"for the same target {target!r} and is still queued", (earlier,)
                         )
             return (targets, _without(accepted, index), history)
         if name == "history.appended":
@@ -177,11 +199,14 @@ class OrderedHistory(Monitor):
             index = _find(history, chain)
             items = history[index][1] if index >= 0 else ()
             if item in items:
-                raise MonitorViolation(f"history of chain {chain!r} took item {item!r} a second time")
+                raise MonitorViolation(f"history of chain {chain!r} took item {item!r} a second time", (item,))
             entry = (chain, (*items, item))
             history = history[:index] + (entry,) + history[index + 1 :] if index >= 0 else (*history, entry)
             return (targets, accepted, history)
         return state
+
+    def open_subjects(self, state: tuple) -> tuple[str, ...]:
+        return tuple(str(sid) for sid, _ in state[1])
 
 
 @dataclass(frozen=True)
@@ -193,6 +218,7 @@ class PairedToolResults(Monitor):
     name: ClassVar[str] = "paired-tool-results"
     doc: ClassVar[str] = "every requested call gets exactly one result before the next model call"
     watches: ClassVar[frozenset[str]] = frozenset(("turn.started", "tool.requested", "tool.started", "tool.result"))
+    unmet: ClassVar[str] = "getting a result"
 
     def initial(self) -> tuple:
         return ((), ())
@@ -205,14 +231,13 @@ class PairedToolResults(Monitor):
             for call, call_chain, _ in calls:
                 if call_chain == chain:
                     raise MonitorViolation(
-                        f"turn {turn!r} of chain {chain!r} started while call {call!r} has no result"
-                    )
+                        f"turn {turn!r} of chain {chain!r} started while call {call!r} has no result", (call,))
             kept = tuple(entry for entry in turns if entry[1] != chain)
             return ((*kept, (turn, chain)), calls)
         if name == "tool.requested":
             call, turn = fact.get("call"), fact.get("turn")
             if _find(calls, call) >= 0:
-                raise MonitorViolation(f"call {call!r} requested again before its result")
+                raise MonitorViolation(f"call {call!r} requested again before its result", (call,))
             index = _find(turns, turn)
             chain = turns[index][1] if index >= 0 else turn
             return (turns, (*calls, (call, chain, False)))
@@ -220,16 +245,17 @@ class PairedToolResults(Monitor):
             call = fact.get("call")
             index = _find(calls, call)
             if index < 0:
-                raise MonitorViolation(f"call {call!r} started but it has no open request")
+                raise MonitorViolation(f"call {call!r} started but it has no open request", (call,))
             if calls[index][2]:
-                raise MonitorViolation(f"call {call!r} started twice")
+                raise MonitorViolation(f"call {call!r} started twice", (call,))
             entry = (call, calls[index][1], True)
             return (turns, calls[:index] + (entry,) + calls[index + 1 :])
         if name == "tool.result":
             call = fact.get("call")
             index = _find(calls, call)
             if index < 0:
-                raise MonitorViolation(f"result for call {call!r}, which has no open request (a second result?)")
+                raise MonitorViolation(f"result for call {call!r}, which has no open request (a second result?)",
+                                       (call,))
             return (turns, _without(calls, index))
         return state
 
@@ -243,6 +269,9 @@ class PairedToolResults(Monitor):
 
     def settled(self, state: tuple) -> bool:
         return not state[1]
+
+    def open_subjects(self, state: tuple) -> tuple[str, ...]:
+        return tuple(str(call) for call, _, _ in state[1])
 
 
 CORE_MONITORS: tuple[Monitor, ...] = (NoLostSteers(), OneActiveTurn(), OrderedHistory(), PairedToolResults())

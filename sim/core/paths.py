@@ -34,6 +34,8 @@ class Path:
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"steps": [step_json(step) for step in self.steps]}
+        if self.init_index:
+            out["init"] = self.init_index
         if self.loop_start is not None:
             out["loop_start"] = self.loop_start
         if self.violation is not None:

@@ -13,6 +13,7 @@ This module is pure data so that tests can inspect a layout; `sim.draw.diagram` 
 
 from __future__ import annotations
 
+import json
 import statistics
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
 
+from sim.simulate.simulator import STEP_LIMIT, TIME_LIMIT
 from sim.traces.trace import Trace, TraceStep
 
 COLLAPSE_ABOVE = 40  # traces with more steps than this collapse their uneventful stretches
@@ -32,6 +34,7 @@ MAX_TIME_GAP = 2.0  # extra lines for elapsed time at most; longer gaps are draw
 STEER_STAGES = ("steer.submitted", "steer.accepted", "steer.applied", "steer.failed", "steer.unknown",
                 "steer.rejected")
 EVENTFUL_FACTS = frozenset(STEER_STAGES) | {"turn.started", "turn.ended"}
+CUT_ENDS = (STEP_LIMIT, TIME_LIMIT)  # a simulated run stopped by a limit: what is open was merely unfinished
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,8 @@ class StepRow:
     action: str
     compressed_gap: float | None = None  # elapsed time drawn shorter than scale, shown as a break
     loop_start: bool = False  # a liveness counterexample repeats from this step on
+    changes: tuple[str, ...] = ()  # what the step changed in the state's view, one `name=value` each
+    lines: int = 1  # text lines the step takes (one per event)
 
 
 @dataclass(frozen=True)
@@ -88,6 +93,8 @@ class SteerLife:
 
     id: str
     marks: list[tuple[float, str]] = field(default_factory=list)
+    lost_at: float | None = None  # the line of the step that lost it, when a violation's cause says so
+    stranded: bool = False  # still held when nothing more could happen, and a violation of the end names it
 
     @property
     def settled(self) -> bool:
@@ -101,12 +108,14 @@ class SteerLife:
 @dataclass(frozen=True)
 class Banner:
     """Properties broken at a step (or by the end state, `step` None), drawn as one red band with a
-    line (property, message) for each."""
+    line (property, message) for each; or (`kind` "cause") the step where what they noticed went wrong,
+    with a line (property, summary) for each, drawn in its own colour."""
 
     y0: float
     y1: float
     step: int | None
     broken: tuple[tuple[str, str], ...]
+    kind: str = "violation"  # "violation" | "cause"
 
 
 @dataclass
@@ -121,6 +130,7 @@ class Layout:
     banners: list[Banner]
     height: float
     notes: list[str]
+    cut: bool = False  # the run was stopped by a limit, so what is open at the end was merely unfinished
 
 
 def lane_order(trace: Trace) -> list[str]:
@@ -141,13 +151,52 @@ def action_text(action: Mapping[str, Any]) -> str:
     return f"{action['kind']}({args})"
 
 
-def event_detail(data: Mapping[str, Any], width: int = 44) -> str:
-    """The scalar fields of an event's payload, `key=value`, cut to `width` characters (a `type` field
-    repeats the event's name, which the label already shows)."""
-    parts = [f"{k}={v}" for k, v in data.items()
-             if (isinstance(v, (str, int, float, bool)) or v is None) and k != "type"]
+def event_detail(data: Mapping[str, Any], width: int = 56) -> str:
+    """The scalar fields of an event's payload, `key=value`, cut to `width` characters. Nested objects
+    count one level down (`error.code`, shown as `code` unless two fields share that name); the fields
+    a reader looks for first (codes, reasons, statuses,
+    ids) come first, long free text last and shortened, so that cutting to the width drops what matters
+    least. A `type` field repeats the event's name, which the label already shows; a null says nothing."""
+    fields = [(k, v) for k, v in _flat(data) if k != "type" and v is not None]
+    ranked = sorted(fields, key=lambda kv: (_rank(kv), fields.index(kv)))
+    leaves = Counter(k.rsplit(".", 1)[-1] for k, _ in fields)
+    parts = [f"{k if leaves[k.rsplit('.', 1)[-1]] > 1 else k.rsplit('.', 1)[-1]}={_short(v)}" for k, v in ranked]
     text = " ".join(parts)
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+KEY_FIELDS = ("code", "reason", "status", "id")
+LABEL_CHARS = 70  # characters of a message label at most: what fits the widest gap between lanes (sim.draw.diagram)
+LONG_TEXT = 24  # characters past which a string field is free text, shown last and shortened
+
+
+def _flat(data: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    out: list[tuple[str, Any]] = []
+    for key, value in data.items():
+        if isinstance(value, Mapping):
+            out += [(f"{key}.{k}", v) for k, v in value.items() if _scalar(v)]
+        elif _scalar(value):
+            out.append((key, value))
+    return out
+
+
+def _scalar(value: Any) -> bool:
+    return isinstance(value, (str, int, float, bool)) or value is None
+
+
+def _rank(field: tuple[str, Any]) -> int:
+    """0 for a key field (`error.code`, `reason`, `previous_response_id`, `toolCallId`), 2 for free
+    text, 1 for the rest."""
+    key, value = field
+    last = key.rsplit(".", 1)[-1].lower()
+    if isinstance(value, str) and len(value) > LONG_TEXT:
+        return 2
+    return 0 if last in KEY_FIELDS or last.endswith(("_id", "id", "_code")) else 1
+
+
+def _short(value: Any) -> str:
+    text = str(value)
+    return text if len(text) <= LONG_TEXT else text[: LONG_TEXT // 2] + "…"
 
 
 def _mentions(value: Any, wanted: str) -> bool:
@@ -184,6 +233,17 @@ def _eventful(step: TraceStep) -> bool:
     return bool(step.violations) or any(f.get("fact") in EVENTFUL_FACTS for f in step.facts)
 
 
+def causes(trace: Trace) -> dict[int, list[Mapping[str, Any]]]:
+    """The violation records whose cause lies at a step of its own (a subject lost before it was
+    noticed), by that step."""
+    out: dict[int, list[Mapping[str, Any]]] = {}
+    records = [v for step in trace.steps for v in step.violations] + list(trace.violations)
+    for record in records:
+        if record.get("lost") and record.get("cause_step") is not None:
+            out.setdefault(record["cause_step"], []).append(record)
+    return out
+
+
 def choose_shown(trace: Trace) -> list[tuple[str, int, int]]:
     """The plan of rows: ("step", i, i) for a drawn step, ("collapse", a, b) or ("cut", a, b) for a
     stretch of steps a..b drawn as one row."""
@@ -193,8 +253,9 @@ def choose_shown(trace: Trace) -> list[tuple[str, int, int]]:
     if count <= COLLAPSE_ABOVE:
         return [("step", i, i) for i in range(count)]
     keep = [False] * count
+    caused = causes(trace)
     for i, step in enumerate(steps):
-        if _eventful(step) or i in (0, count - 1):
+        if _eventful(step) or i in caused or i in (0, count - 1):
             for j in range(max(0, i - CONTEXT), min(count, i + CONTEXT + 1)):
                 keep[j] = True
     i = 0
@@ -232,8 +293,9 @@ def _time_scale(trace: Trace) -> float | None:
 class _Rows:
     """Places rows top to bottom: steps, collapsed or cut stretches, violation bands."""
 
-    def __init__(self, scale: float | None, loop_start: int | None) -> None:
-        self.scale, self.loop_start = scale, loop_start
+    def __init__(self, scale: float | None, loop_start: int | None,
+                 caused: Mapping[int, list[Mapping[str, Any]]]) -> None:
+        self.scale, self.loop_start, self.caused = scale, loop_start, caused
         self.y = 0.0
         self.previous_t: float | None = None
         self.steps: list[StepRow] = []
@@ -271,14 +333,21 @@ class _Rows:
         ys = [self.y + k for k in range(max(1, len(step.events)))]
         self.line_of[step.i] = ys
         loops_here = step.i == self.loop_start
-        self.steps.append(StepRow(ys[0], step.i, step.t, action_text(step.action), compressed, loops_here))
+        changes = tuple(f"{k}={json.dumps(v, separators=(',', ':'))}" for k, v in (step.changes or {}).items())
+        self.steps.append(StepRow(ys[0], step.i, step.t, action_text(step.action), compressed, loops_here, changes,
+                                  len(ys)))
         for event, y in zip(step.events, ys, strict=False):
-            detail = event_detail(event.get("data", {}))
+            detail = event_detail(event.get("data", {}), max(16, LABEL_CHARS - len(event["name"]) - 2))
             self.arrows.append(Arrow(y, event["source"], event["target"], event["name"], detail))
         self.y += len(ys)
         if loops_here:
             self.notes.append(f"↻ from step {step.i} on the run repeats forever: a fair cycle that never meets "
                               "the obligation")
+        caused = self.caused.get(step.i, ())
+        if caused and not step.violations:
+            self.banners.append(Banner(ys[0] - 0.5, self.y + len(caused) + 0.1, step.i,
+                                       tuple((v["property"], v["summary"]) for v in caused), "cause"))
+            self.y += len(caused) + 0.2
         if step.violations:
             self.banners.append(Banner(ys[0] - 0.5, self.y + len(step.violations) + 0.1, step.i,
                                        tuple((v["property"], v["message"]) for v in step.violations)))
@@ -300,7 +369,8 @@ def layout(trace: Trace, title: str = "", loop_start: int | None = None,
     """Place every step, message, span, steer mark and violation of `trace`. `fact_events[i][j]` is the
     position of the event of step i that carried its fact j (from the model, see `sim.draw.diagram`); steps
     without it are guessed from the events' payloads."""
-    rows = _Rows(_time_scale(trace), loop_start)
+    caused = causes(trace)
+    rows = _Rows(_time_scale(trace), loop_start, caused)
     for kind, first, last in choose_shown(trace):
         chunk = trace.steps[first : last + 1]
         compressed = rows.advance_to(chunk[0].t)
@@ -315,8 +385,16 @@ def layout(trace: Trace, title: str = "", loop_start: int | None = None,
         origins.append(list(known) if known is not None else guess_fact_events(step))
     spans = list(_spans(trace, origins, rows.line_of))
     _nest(spans, end)
-    return Layout(title, lane_order(trace), rows.steps, rows.arrows, rows.elisions, spans,
-                  _steer_lives(trace, origins, rows.line_of), rows.banners, end, rows.notes)
+    lives = _steer_lives(trace, origins, rows.line_of)
+    for step, records in caused.items():
+        for life in lives:
+            if any(r.get("subject") == life.id for r in records):
+                life.lost_at = rows.line_of[step][-1]
+    stranded = {r.get("subject") for r in trace.violations if not r.get("lost")}
+    for life in lives:
+        life.stranded = life.lost_at is None and not life.settled and life.id in stranded
+    return Layout(title, lane_order(trace), rows.steps, rows.arrows, rows.elisions, spans, lives, rows.banners,
+                  end, rows.notes, trace.end in CUT_ENDS)
 
 
 def _line(line_of: Mapping[int, list[float]], step: TraceStep, event: int) -> float:

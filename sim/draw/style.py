@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 import matplotlib
@@ -26,6 +27,8 @@ COLORS = {
     "steer.rejected": "#d62728",
     "steer.unknown": "#ff9f1c",
     "violation": "#d62728",
+    "cause": "#c77700",
+    "open": "#8c8c8c",
     "lifeline": "#b0b0b0",
     "muted": "#6b6b6b",
     "text": "#1a1a1a",
@@ -44,22 +47,28 @@ def _rc(salt: str) -> dict[str, object]:
     return {"svg.hashsalt": salt, "svg.fonttype": "none", "font.family": FONT, "path.simplify": False}
 
 
-def figure_bytes(figure: Figure, fmt: str, salt: str = "steersim") -> bytes:
+def figure_bytes(figure: Figure, fmt: str, salt: str = "steersim", metadata: Mapping[str, str] | None = None,
+                 width_px: int | None = None) -> bytes:
     """The figure as SVG or PNG bytes, identical across runs. `salt` makes element ids differ between
-    figures that share one HTML page."""
+    figures that share one HTML page; `metadata` (Title, Description, ...) goes into the file;
+    `width_px` sets a PNG's width in pixels (an SVG scales freely)."""
     if fmt not in ("svg", "png"):
         raise ValueError(f"figures are written as svg or png, not {fmt!r}")
     buffer = io.BytesIO()
     with matplotlib.rc_context(_rc(salt)):
-        metadata = {"Date": None} if fmt == "svg" else {"Software": None}
-        figure.savefig(buffer, format=fmt, metadata=metadata, dpi=100 if fmt == "png" else "figure")
+        stamp: dict[str, str | None] = {"Date": None} if fmt == "svg" else {"Software": None}
+        dpi: float | str = "figure"
+        if fmt == "png":
+            dpi = 100 if width_px is None else width_px / figure.get_figwidth()
+        figure.savefig(buffer, format=fmt, metadata={**stamp, **(metadata or {})}, dpi=dpi)
     return buffer.getvalue()
 
 
-def save_figure(figure: Figure, file: str | Path, salt: str = "steersim") -> None:
+def save_figure(figure: Figure, file: str | Path, salt: str = "steersim", metadata: Mapping[str, str] | None = None,
+                width_px: int | None = None) -> None:
     """Write SVG or PNG, chosen by the file's suffix."""
     fmt = Path(file).suffix.lower().lstrip(".")
-    Path(file).write_bytes(figure_bytes(figure, fmt, salt))
+    Path(file).write_bytes(figure_bytes(figure, fmt, salt, metadata, width_px))
 
 
 def inline_svg(figure: Figure, salt: str) -> str:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import shlex
 import time
 import tomllib
 from collections.abc import Mapping, Sequence
@@ -36,6 +37,7 @@ from sim.core.registry import ModelSpec, get_model_spec
 from sim.errors import UsageError
 from sim.interrupts import INTERRUPTED
 from sim.report.formats import junit_xml
+from sim.report.steptable import failure_text
 
 STATUSES = ("ok", "violation", "incomplete")
 ENTRY_KEYS = ("model", "grid", "expect", "bugs", "max_states", "max_depth", "timeout")
@@ -64,6 +66,21 @@ class Case:
     def expectation(self) -> str:
         return f"{self.catcher} violated" if self.bug else str(self.expect)
 
+    def command(self) -> str:
+        """The `steersim check` command line that reproduces this case."""
+        parts = ["steersim", "check", shlex.quote(self.model)]
+        parts += [f"-p {shlex.quote(f'{k}={_toml_value(v)}')}" for k, v in self.point.items()]
+        if self.bug:
+            parts.append(f"--bug {shlex.quote(self.bug)}")
+        parts.append("--keep-going")
+        parts += [f"--{key.replace('_', '-')} {value}" for key, value in self.limits.items()]
+        return " ".join(parts)
+
+
+def _toml_value(value: Any) -> str:
+    """A parameter value as `-p` reads it (booleans lower case, as in TOML)."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
 
 @dataclass(frozen=True)
 class Outcome:
@@ -71,6 +88,7 @@ class Outcome:
     passed: bool
     got: str
     seconds: float
+    details: str = ""  # the failing properties with their counterexamples' step tables (sim.report.steptable)
 
     def line(self) -> str:
         if self.got == INTERRUPTED:
@@ -208,17 +226,24 @@ def run_case(case: Case) -> Outcome:
     seconds = time.monotonic() - started
     if result.status == INTERRUPTED:
         return Outcome(case, False, INTERRUPTED, seconds)
+    details = failure_text(case.name, result, model)
     if case.bug is None:
-        return Outcome(case, result.status == case.expect, _status_text(result), seconds)
+        return Outcome(case, result.status == case.expect, _status_text(result), seconds, details)
     statuses = {p.name: p.status for p in result.properties}
     got = statuses.get(case.catcher or "")
     if got is None:
-        return Outcome(case, False, f"no property {case.catcher!r} (the model has: {', '.join(statuses)})", seconds)
-    return Outcome(case, got == "violated", f"{case.catcher} {got}", seconds)
+        return Outcome(case, False, f"no property {case.catcher!r} (the model has: {', '.join(statuses)})", seconds,
+                       details)
+    return Outcome(case, got == "violated", f"{case.catcher} {_said(got)}", seconds, details)
+
+
+def _said(status: str) -> str:
+    """A property's status as a sentence reads it: an unreached `sometimes` was never reached."""
+    return "never reached" if status == "unreached" else status
 
 
 def _status_text(result: CheckResult) -> str:
-    broken = [p.name for p in result.properties if p.status in ("violated", "unreached")]
+    broken = [f"{p.name} {_said(p.status)}" for p in result.properties if p.status in ("violated", "unreached")]
     return result.status + (f" ({', '.join(broken)})" if broken else "")
 
 
@@ -254,9 +279,29 @@ def matrix_json(config: str | Path, outcomes: Sequence[Outcome]) -> dict[str, An
 
 
 def matrix_junit(outcomes: Sequence[Outcome]) -> str:
+    """One test case per check, named uniquely (a repeated name gets ` #2`, ` #3`, ... in matrix order),
+    each with its time; a failure says what was expected and got, the command that reproduces it, and
+    the failing properties with their counterexamples' step tables."""
+    names = unique_names([o.case.name for o in outcomes])
     def status(o: Outcome) -> str:
         return "passed" if o.passed else "unknown" if o.got == INTERRUPTED else "failed"
 
-    cases = [(o.case.name, f"steersim.ci.{o.case.model}", status(o),
-              "" if o.passed else f"expected {o.case.expectation()}, got {o.got}") for o in outcomes]
-    return junit_xml("steersim.ci", cases, sum(o.seconds for o in outcomes), matrix_status(outcomes) == INTERRUPTED)
+    cases = [(name, f"steersim.ci.{o.case.model}", status(o), "" if o.passed else _failure(o))
+             for name, o in zip(names, outcomes, strict=True)]
+    return junit_xml("steersim.ci", cases, sum(o.seconds for o in outcomes), times=[o.seconds for o in outcomes],
+                     interrupted=matrix_status(outcomes) == INTERRUPTED)
+
+
+def _failure(outcome: Outcome) -> str:
+    lines = [f"expected {outcome.case.expectation()}, got {outcome.got}", f"reproduce: {outcome.case.command()}"]
+    return "\n".join(lines + ([outcome.details] if outcome.details else []))
+
+
+def unique_names(names: Sequence[str]) -> list[str]:
+    """`names` with each repeat suffixed ` #k` (its k-th occurrence), so that no two cases share one."""
+    seen: dict[str, int] = {}
+    out = []
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+        out.append(name if seen[name] == 1 else f"{name} #{seen[name]}")
+    return out

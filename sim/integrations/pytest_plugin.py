@@ -21,10 +21,9 @@ import pytest
 if TYPE_CHECKING:
     from sim.checking.explorer import CheckOptions, CheckResult
     from sim.core.model import Model
-    from sim.core.paths import Path
     from sim.core.registry import ModelSpec
 
-FAILING = ("violated", "unreached")
+from sim.report.steptable import FAILING, failure_text
 
 
 def assert_properties(model: str | ModelSpec | Model, bug: str | None = None, options: CheckOptions | None = None,
@@ -53,37 +52,8 @@ def assert_properties(model: str | ModelSpec | Model, bug: str | None = None, op
         raise KeyboardInterrupt  # Ctrl-C stops the test session, as pytest users expect
     broken = [p for p in result.properties if p.status in FAILING]
     if broken:
-        raise AssertionError(failure_text(title, result))
+        raise AssertionError(failure_text(title, result, model))
     return result
-
-
-def failure_text(title: str, result: CheckResult) -> str:
-    lines = [f"{title}: {result.status} after {result.states:,} states"]
-    for prop in result.properties:
-        if prop.status not in FAILING:
-            continue
-        lines.append(f"{prop.status}: {prop.kind} {prop.name}" + (f" ({prop.doc})" if prop.doc else ""))
-        if prop.counterexample is not None:
-            lines.extend(step_table(prop.counterexample))
-    return "\n".join(lines)
-
-
-def step_table(path: Path) -> list[str]:
-    """A counterexample as a table: step, actor, action, the facts it produced."""
-    rows = [("#", "actor", "action", "facts")]
-    for i, step in enumerate(path.steps, 1):
-        action = step.action
-        args = ", ".join(repr(a) for a in action.args)
-        loop = " <- loop" if path.loop_start is not None and i - 1 == path.loop_start else ""
-        facts = "; ".join(str(f) for f in step.facts)
-        rows.append((str(i), action.actor, f"{action.kind}({args}){loop}", facts))
-    widths = [max(len(row[c]) for row in rows) for c in range(3)]
-    table = [f"  shortest counterexample, {len(path.steps)} steps:"]
-    table += [("    " + "  ".join(cell.ljust(w) for cell, w in zip(row[:3], widths, strict=True)) + "  " + row[3])
-              .rstrip() for row in rows]
-    if path.violation is not None:
-        table.append(f"    violated: {path.violation.message}")
-    return table
 
 
 def _params_text(params: Mapping[str, Any]) -> str:

@@ -52,7 +52,8 @@ code, .mono { font-family: 'DejaVu Sans Mono', Menlo, Consolas, monospace; font-
 .figure svg { display: block; max-width: none; height: auto; }
 .muted { color: #666; } .violation { color: #a11b1b; font-weight: 600; }
 .steps td:nth-child(1), .steps td:nth-child(2) { text-align: right; white-space: nowrap; }
-.steps tr.broken { background: #fdeeee; }
+.steps tr.broken { background: #fdeeee; } .steps tr.cause { background: #fdf1de; }
+.cause { color: #8a5200; font-weight: 600; }
 ul.plain { list-style: none; padding-left: 0; margin: 0; }
 details summary { cursor: pointer; } details pre { margin: 0.2em 0 0.4em 1em; white-space: pre-wrap;
   max-height: 20em; overflow: auto; background: #fafafa; }
@@ -172,6 +173,8 @@ def _counterexamples(name: str, model: Model, params: dict[str, Any], bug: str |
         out.append(f'<h2 id="{_anchor(prop.name)}">Counterexample: <code>{escape(prop.name)}</code></h2>')
         if path.violation is not None:
             out.append(f'<p class="violation">{escape(path.violation.message)}</p>')
+        if prop.cause is not None:
+            out.append(f'<p class="cause">Cause: {escape(prop.cause["summary"])}</p>')
         key = (path.init_index, path.actions, path.loop_start)
         if key in drawn:
             out.append(f'<p>The same run as the counterexample of <a href="#{_anchor(drawn[key])}">'
@@ -182,7 +185,8 @@ def _counterexamples(name: str, model: Model, params: dict[str, Any], bug: str |
         if path.loop_start is not None:
             out.append(f"<p>Steps from {path.loop_start} on repeat forever: a fair run that never meets the "
                        "obligation.</p>")
-        figure = draw_trace(trace, f"{name}: {prop.name}", provenance, path.loop_start, model)
+        figure = draw_trace(trace, f"{name}: {prop.name}", provenance, path.loop_start, model,
+                            state_panel=False)  # the step table below shows the state's changes
         out.append(f'<p class="muted">Timing diagram ({escape(provenance)}; the explorer finds orderings, the '
                    "times only spread them out for reading).</p>")
         out.append(f'<div class="figure">{inline_svg(figure, f"{name}-{bug}-{prop.name}")}</div>')
@@ -191,7 +195,14 @@ def _counterexamples(name: str, model: Model, params: dict[str, Any], bug: str |
 
 
 def _step_table(trace: Trace, prop: PropertyResult) -> str:
+    """One row per step: its events, its facts and violations, and what it changed in the state (the
+    first row holds the initial state)."""
     rows = []
+    if trace.view is not None:
+        rows.append(f"<tr><td></td><td></td><td colspan='4' class='muted'>initial state</td>"
+                    f"<td>{_changes_cell(trace.view)}</td></tr>")
+    cause = prop.cause or {}
+    cause_at, detected = cause.get("cause_step"), cause.get("detect_step")
     for step in trace.steps:
         events = "".join(_event_item(e) for e in step.events)
         facts = "".join(f"<li><code>{escape(_fact_text(f))}</code></li>" for f in step.facts)
@@ -200,16 +211,28 @@ def _step_table(trace: Trace, prop: PropertyResult) -> str:
         action = step.action
         args = ", ".join(json.dumps(a) for a in action["args"])
         css = ' class="broken"' if step.violations else ""
+        if step.i == cause_at and cause_at != detected:
+            css = ' class="cause"'
+            broken += f"<li class='cause'>◆ cause: {escape(cause['summary'])}</li>"
         rows.append(f"<tr{css}><td>{step.i}</td><td>{'' if step.t is None else f'{step.t:.3f}'}</td>"
                     f"<td><code>{escape(action['actor'])}</code></td><td><code>{escape(action['kind'])}({escape(args)})"
                     f'</code></td><td><ul class="plain">{events}</ul></td><td><ul class="plain">{facts}{broken}</ul>'
-                    "</td></tr>")
+                    f"</td><td>{_changes_cell(step.changes)}</td></tr>")
     end = ""
     if trace.violations:
-        end = "".join(f"<tr class='broken'><td></td><td></td><td colspan='4' class='violation'>at the end: ✗ "
+        end = "".join(f"<tr class='broken'><td></td><td></td><td colspan='5' class='violation'>at the end: ✗ "
                       f"{escape(v['property'])}: {escape(v['message'])}</td></tr>" for v in trace.violations)
     return ('<table class="steps"><tr><th>step</th><th>t</th><th>actor</th><th>action</th><th>events</th>'
-            f"<th>facts</th></tr>{''.join(rows)}{end}</table>")
+            f"<th>facts</th><th>state changes</th></tr>{''.join(rows)}{end}</table>")
+
+
+def _changes_cell(changes: Mapping[str, Any] | None) -> str:
+    """The entries of the state's view a step changed, one per line."""
+    if not changes:
+        return ""
+    items = "".join(f"<li><code>{escape(key)}={escape(json.dumps(value, separators=(',', ':')))}</code></li>"
+                    for key, value in changes.items())
+    return f'<ul class="plain">{items}</ul>'
 
 
 def _event_item(event: Mapping[str, Any]) -> str:

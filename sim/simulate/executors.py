@@ -334,6 +334,25 @@ def sweep(model: str, params: Mapping[str, Any], bug: str | None, seeds: Sequenc
     return report
 
 
+def record_runs(report: SweepReport, timing_file: str | None, max_steps: int, max_time: float | None,
+                swarm: bool, out: Path, only_violations: bool = False) -> list[Path]:
+    """Re-run the seeds of a sweep with recording on and write each run's trace into `out` (runs are
+    deterministic, so these are the runs the sweep judged); `only_violations`: the runs that broke a
+    property. A swarm run is recorded with the kinds it turned off, as the sweep ran it."""
+    inner = get_model_spec(report.model).build(report.params, report.bug)
+    timing = TimingProfile.from_file(timing_file) if timing_file else TimingProfile.from_mapping(inner.default_timing())
+    recipe = SweepRecipe.create(report.model, report.params, report.bug, timing, max_steps, max_time, swarm)
+    _, kinds = _recipe_model(recipe)
+    written = []
+    for verdict in report.verdicts:
+        if only_violations and not verdict.violations:
+            continue
+        simulator = _simulator(recipe, swarm_subset(verdict.seed, kinds) if swarm else frozenset())
+        written.append(record_run(simulator, report.model, dict(report.params), report.bug, verdict.seed, out,
+                                  "-swarm" if swarm else ""))
+    return written
+
+
 def _record_swarm_run(recipe: SweepRecipe, seed: int, out: Path) -> Path:
     """Re-run one swarm seed with recording on and write its trace. The trace is a path of the whole
     model (turning kinds off only removes choices), so `steersim replay` checks it as it is."""

@@ -11,6 +11,7 @@ same seed therefore gets exactly the simulator's times.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -19,7 +20,7 @@ from sim.core.paths import Path
 from sim.core.product import Product
 from sim.core.registry import get_model_spec
 from sim.simulate.timing import Clocks, TimingProfile
-from sim.traces.trace import Trace, TraceStep
+from sim.traces.trace import Trace
 
 
 def retime_actions(model: Model, actions: Iterable[Action], init_index: int = 0,
@@ -89,7 +90,6 @@ def retime_trace(trace: Trace, timing: TimingProfile | None = None, seed: int = 
         timing = TimingProfile.from_mapping(trace.timing)
     profile = timing or TimingProfile.from_mapping(model.default_timing())
     times = retime_actions(model, actions, trace.init, profile, seed)
-    steps = [TraceStep(s.i, t, s.action, s.events, s.facts, s.state, s.violations)
-             for s, t in zip(trace.steps, times, strict=True)]
-    return Trace(trace.model, trace.params, trace.bug, seed if trace.seed is None else trace.seed,
-                 profile.to_mapping(), trace.init, steps, trace.end, trace.violations)
+    steps = [dataclasses.replace(s, t=t) for s, t in zip(trace.steps, times, strict=True)]
+    return dataclasses.replace(trace, seed=seed if trace.seed is None else trace.seed,
+                               timing=profile.to_mapping(), steps=steps)

@@ -176,7 +176,8 @@ def record_run(simulator: Simulator, name: str, params: Mapping[str, Any], bug: 
     model's own name."""
     run = simulator.run(seed, record=True)
     trace = make_trace(name, params, bug, run.init_index, [s.transition for s in run.steps],
-                       [s.t for s in run.steps], seed, simulator.timing.to_mapping(), run.end, run.violations)
+                       [s.t for s in run.steps], seed, simulator.timing.to_mapping(), run.end, run.violations,
+                       simulator.product.model)
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{simulator.product.model.name}{'-' + bug if bug else ''}-seed{seed}{suffix}.jsonl"
     write_trace(path, trace)

@@ -1,9 +1,14 @@
 """Traces in JSON Lines (design section 4), and replay.
 
 The first line is a header: `{"steersim": 1, "model", "params", "bug", "seed", "timing", "init"}`. Then
-one line per step: `{"i", "t", "action": {"actor", "kind", "args"}, "events", "facts", "state"}` with the
-product state's fingerprint, and `"violations"` on the step that broke a property. A last line
-`{"end": reason, "violations": [...]}` says why the run stopped, when it is known.
+one line per step: `{"i", "t", "action": {"actor", "kind", "args"}, "events", "facts", "state", "changes"}`
+with the product state's fingerprint and what the step changed in the model state's view
+(`sim.core.stateview`; the header's `"view"` is the initial state's), and `"violations"` on the step that
+broke a property. A last line `{"end": reason, "violations": [...]}` says why the run stopped, when it
+is known. A violation may say where its cause lies: `"cause_step"` (the step that made the obligation
+impossible), `"subject"` (the steer or call it concerns), `"lost"` (whether the subject left the
+state unresolved) and `"summary"` (one sentence, `sim.core.cause`).
+Traces written before views existed have neither `"view"` nor `"changes"`, and are read as they are.
 
 Reading is strict: a damaged, truncated or foreign file raises `TraceError` (exit 2) with a one-line
 reason naming the line. Replay re-executes the trace against the current model and names the first step
@@ -21,11 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from sim.core.fingerprint import hex_fingerprint
-from sim.core.model import Action, Event
+from sim.core.model import Action, Event, as_model_base, model_error
 from sim.core.paths import Path as ExplorerPath
 from sim.core.paths import step_json
 from sim.core.product import Product, PState, Transition, Violation
 from sim.core.registry import get_model_spec
+from sim.core.stateview import apply_changes, state_view, view_changes
 from sim.errors import ModelError, UsageError
 from sim.simulate.timing import TimingProfile
 
@@ -44,11 +50,14 @@ class TraceStep:
     events: list[dict[str, Any]]
     facts: list[dict[str, Any]]
     state: str
-    violations: list[dict[str, str]] = field(default_factory=list)
+    violations: list[dict[str, Any]] = field(default_factory=list)
+    changes: dict[str, Any] | None = None  # what the step changed in the state's view (None: an old trace)
 
     def to_json(self) -> dict[str, Any]:
         out = {"i": self.i, "t": self.t, "action": self.action, "events": self.events, "facts": self.facts,
                "state": self.state}
+        if self.changes is not None:
+            out["changes"] = self.changes
         if self.violations:
             out["violations"] = self.violations
         return out
@@ -64,11 +73,24 @@ class Trace:
     init: int
     steps: list[TraceStep]
     end: str | None = None
-    violations: list[dict[str, str]] = field(default_factory=list)
+    violations: list[dict[str, Any]] = field(default_factory=list)
+    view: dict[str, Any] | None = None  # the initial state's view (None: an old trace)
 
     def header(self) -> dict[str, Any]:
-        return {"steersim": FORMAT_VERSION, "model": self.model, "params": self.params, "bug": self.bug,
-                "seed": self.seed, "timing": self.timing, "init": self.init}
+        out = {"steersim": FORMAT_VERSION, "model": self.model, "params": self.params, "bug": self.bug,
+               "seed": self.seed, "timing": self.timing, "init": self.init}
+        if self.view is not None:
+            out["view"] = self.view
+        return out
+
+    def views(self) -> list[dict[str, Any]] | None:
+        """The state's view before the first step and after each step, rebuilt from the changes."""
+        if self.view is None:
+            return None
+        out = [self.view]
+        for step in self.steps:
+            out.append(apply_changes(out[-1], step.changes or {}))
+        return out
 
 
 def violation_json(violation: Violation) -> dict[str, str]:
@@ -78,30 +100,68 @@ def violation_json(violation: Violation) -> dict[str, str]:
 def make_trace(model: str, params: Mapping[str, Any], bug: str | None, init: int,
                transitions: Iterable[Transition], times: Iterable[float | None] | None = None,
                seed: int | None = None, timing: Mapping[str, Any] | None = None, end: str | None = None,
-               end_violations: Iterable[Violation] = ()) -> Trace:
-    """A trace of `transitions` (each with its product-state target) taken from initial state `init`."""
+               end_violations: Iterable[Violation] = (), system: Any = None) -> Trace:
+    """A trace of `transitions` (each with its product-state target) taken from initial state `init`.
+    `system` is the model that ran (by default the installed one `model` names): it renders the state's
+    view at every step and explains each violation's cause; without it the trace has neither."""
     transitions = list(transitions)
     stamps = list(times) if times is not None else [None] * len(transitions)
+    system = _system(model, params, bug) if system is None else system
+    views = _views(system, init, transitions)
     steps = []
     for i, (transition, t) in enumerate(zip(transitions, stamps, strict=True)):
         body = step_json(transition)
+        changes = None if views is None else view_changes(views[i], views[i + 1])
         steps.append(TraceStep(i, t, {"actor": body["actor"], "kind": body["kind"], "args": body["args"]},
                                body["events"], body["facts"], hex_fingerprint(transition.target),
-                               [violation_json(v) for v in transition.violations]))
+                               [violation_json(v) for v in transition.violations], changes))
     stepped = {(v["property"], v["message"]) for s in steps for v in s.violations}
     tail = [violation_json(v) for v in end_violations if (v.property, v.message) not in stepped]
-    return Trace(model, dict(params), bug, seed, dict(timing) if timing is not None else None, init, steps, end, tail)
+    trace = Trace(model, dict(params), bug, seed, dict(timing) if timing is not None else None, init, steps, end,
+                  tail, None if views is None else views[0])
+    if system is not None:
+        from sim.core.cause import annotate_causes
+
+        annotate_causes(trace, system)
+    return trace
+
+
+def _system(name: str, params: Mapping[str, Any], bug: str | None) -> Any:
+    """The installed model a trace names, or None when it cannot be built here."""
+    try:
+        return get_model_spec(name).build(params, bug)
+    except (UsageError, ModelError):
+        return None
+
+
+def _views(system: Any, init: int, transitions: list[Transition]) -> list[dict[str, Any]] | None:
+    """The view of the initial state and of each step's target, or None without a model to ask."""
+    if system is None:
+        return None
+    try:
+        first = system.init_states()[init]
+    except Exception as broken:
+        raise model_error(broken, None, what="init_states()") from broken
+    base = as_model_base(system)
+    states = [first] + [t.target[0] for t in transitions]
+    views = []
+    for state in states:
+        try:
+            views.append(state_view(base, state))
+        except Exception as broken:
+            raise model_error(broken, state, what="render_state()") from broken
+    return views
 
 
 def trace_from_path(model: str, params: Mapping[str, Any], bug: str | None, path: ExplorerPath,
                     times: Iterable[float | None] | None = None, seed: int | None = None,
-                    timing: Mapping[str, Any] | None = None) -> Trace:
+                    timing: Mapping[str, Any] | None = None, system: Any = None) -> Trace:
     """A trace of an explorer path (a counterexample or a witness), timed or not."""
     violations = [path.violation] if path.violation is not None else []
     stepped = {(v.property, v.message) for t in path.steps for v in t.violations}
     end = "violation" if violations or stepped else None
     return make_trace(model, params, bug, path.init_index, path.steps, times, seed, timing, end,
-                      [v for v in violations if (v.property, v.message) not in stepped])
+                      [v for v in violations if (v.property, v.message) not in stepped], system)
 
 
 def write_trace(path: str | Path, trace: Trace) -> None:
@@ -145,6 +205,7 @@ def read_trace(path: str | Path) -> Trace:
     model, params = first.field("model", str), first.field("params", dict)
     bug, seed = first.field("bug", (str, None), None), first.field("seed", (_COUNT, None), None)
     timing, init = first.field("timing", (dict, None), None), first.field("init", _COUNT, 0)
+    view = first.field("view", (dict, None), None)
     if timing is not None:
         try:
             TimingProfile.from_mapping(timing)
@@ -156,13 +217,20 @@ def read_trace(path: str | Path) -> Trace:
         last = _Line(name, len(rows), body[-1])
         end, violations = last.field("end", (str, None)), last.violations("violations")
         body = body[:-1]
-    steps = [_step(_Line(name, offset + 2, row), offset) for offset, row in enumerate(body)]
+    steps = [_step(_Line(name, offset + 2, row), offset, view is not None) for offset, row in enumerate(body)]
+    causes = [(offset + 2, v) for offset, step in enumerate(steps) for v in step.violations]
+    causes += [(len(rows), v) for v in violations]
+    for number, record in causes:
+        cause = record.get("cause_step")
+        if cause is not None and cause >= len(steps):
+            raise TraceError(f"trace {name!r} line {number} field cause_step: step {cause} does not exist "
+                             f"(the trace has {len(steps)} steps)")
     timed = [(step.i, step.t) for step in steps if step.t is not None]
     for (_, before), (i, t) in itertools.pairwise(timed):
         if t < before:
             raise TraceError(f"trace {name!r} line {i + 2} field t: {t!r} is before the previous step's "
                              f"{before!r}; virtual time does not go back")
-    return Trace(model, params, bug, seed, timing, init, steps, end, violations)
+    return Trace(model, params, bug, seed, timing, init, steps, end, violations, view)
 
 
 _COUNT = "count"  # a whole number >= 0
@@ -206,12 +274,16 @@ class _Line:
                 self.field(sub, kind, row=item, where=f"{key}[{index}].{sub}")
         return items
 
-    def violations(self, key: str) -> list[dict[str, str]]:
-        return self.records(key, {"property": str, "message": str}, [])
+    def violations(self, key: str) -> list[dict[str, Any]]:
+        items = self.records(key, {"property": str, "message": str}, [])
+        for index, item in enumerate(items):
+            for sub, kind in (("cause_step", (_COUNT, None)), ("subject", str), ("lost", bool), ("summary", str)):
+                self.field(sub, kind, None, row=item, where=f"{key}[{index}].{sub}")
+        return items
 
 
 _KIND_NAMES = {_COUNT: "a whole number >= 0", _TIME: "a finite number >= 0 or null", None: "null", str: "a string",
-               dict: "an object", list: "a list"}
+               dict: "an object", list: "a list", bool: "true or false"}
 
 
 def _is(value: Any, kind: Any) -> bool:
@@ -232,7 +304,8 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _step(line: _Line, offset: int) -> TraceStep:
+def _step(line: _Line, offset: int, viewed: bool) -> TraceStep:
+    """One step line; `viewed`: the header has a view, so the step must say what it changed."""
     i = line.field("i", _COUNT)
     if i != offset:
         raise line.error("i", f"is step {i}, expected step {offset}")
@@ -241,8 +314,12 @@ def _step(line: _Line, offset: int) -> TraceStep:
         line.field(key, kind, row=action, where=f"action.{key}")
     events = line.records("events", {"source": str, "target": str, "name": str, "data": _ANY})
     facts = line.records("facts", {"fact": str})
+    if not viewed and "changes" in line.row:
+        raise line.error("changes", "the header has no view, so a step has no changes to apply; "
+                                    "drop the field or add the initial state's view to the header")
+    changes = line.field("changes", dict) if viewed else None
     return TraceStep(i, line.field("t", _TIME, None), action, events, facts, line.field("state", str),
-                     line.violations("violations"))
+                     line.violations("violations"), changes)
 
 
 @dataclass
