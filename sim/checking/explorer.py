@@ -70,7 +70,7 @@ class PropertyResult:
     doc: str = ""
     counterexample: Path | None = None
     note: str = ""
-    cause: dict[str, Any] | None = None  # detect_step, cause_step, summary of a violation (sim.core.cause)
+    cause: dict[str, Any] | None = None  # detect_step, cause_step, summary of a violation (sim.traces.cause)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "kind": self.kind, "status": self.status}
@@ -470,8 +470,8 @@ class Explorer:
 
 
 def explained(model: Model, result: CheckResult) -> CheckResult:
-    """`result` with the cause of each counterexample (`sim.core.cause`)."""
-    from sim.core.cause import explain_result
+    """`result` with the cause of each counterexample (`sim.traces.cause`)."""
+    from sim.traces.trace import explain_result
 
     explain_result(model, result)
     return result

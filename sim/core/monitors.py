@@ -20,7 +20,7 @@ RESOLUTIONS = ("steer.applied", "steer.failed", "steer.unknown")
 
 class MonitorViolation(Exception):
     """Raised by a monitor's `step` when a fact breaks its invariant; the message says how, and
-    `subjects` names the steers, calls or turns whose obligation it is (`sim.core.cause` looks in the
+    `subjects` names the steers, calls or turns whose obligation it is (`sim.traces.cause` looks in the
     model's state for where each was lost)."""
 
     def __init__(self, message: str, subjects: tuple[str, ...] = ()) -> None:

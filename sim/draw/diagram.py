@@ -6,7 +6,7 @@ between lanes with its native name and payload above it; a turn or tool call in 
 its lane; each steer has a narrow track of its own on the left showing its life (submitted, accepted,
 then applied, failed, rejected or unknown; a red line ending in ✗ where a violation's cause says it was
 lost; a dotted grey line when it is merely still open at the end); a step that broke a property is
-banded in red with the property's name and message, and the step that caused it (`sim.core.cause`), when
+banded in red with the property's name and message, and the step that caused it (`sim.traces.cause`), when
 that is an earlier one, in amber with the cause in one sentence. The left margin lists each step's
 number, virtual time and action, so the picture doubles as a step table.
 

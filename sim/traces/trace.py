@@ -7,7 +7,7 @@ with the product state's fingerprint and what the step changed in the model stat
 broke a property. A last line `{"end": reason, "violations": [...]}` says why the run stopped, when it
 is known. A violation may say where its cause lies: `"cause_step"` (the step that made the obligation
 impossible), `"subject"` (the steer or call it concerns), `"lost"` (whether the subject left the
-state unresolved) and `"summary"` (one sentence, `sim.core.cause`).
+state unresolved) and `"summary"` (one sentence, `sim.traces.cause`).
 Traces written before views existed have neither `"view"` nor `"changes"`, and are read as they are.
 
 Reading is strict: a damaged, truncated or foreign file raises `TraceError` (exit 2) with a one-line
@@ -120,7 +120,7 @@ def make_trace(model: str, params: Mapping[str, Any], bug: str | None, init: int
     trace = Trace(model, dict(params), bug, seed, dict(timing) if timing is not None else None, init, steps, end,
                   tail, None if views is None else views[0])
     if system is not None:
-        from sim.core.cause import annotate_causes
+        from sim.traces.cause import annotate_causes
 
         annotate_causes(trace, system)
     return trace
@@ -371,7 +371,8 @@ def _replay(trace: Trace, product: Product, done: list[str]) -> ReplayResult:
             return ReplayResult(False, step.i, f"step {step.i} ({_label(wanted)}): the model reaches a different "
                                 "state (fingerprint differs)", violations)
         broke = [violation_json(v) for v in transition.violations]
-        if broke != step.violations:
+        recorded = [{"property": v.get("property"), "message": v.get("message")} for v in step.violations]
+        if broke != recorded:  # what was broken; the cause a writer added beside it is an explanation
             return ReplayResult(False, step.i, f"step {step.i} ({_label(wanted)}): the model now breaks "
                                 f"{json.dumps(broke)} instead of the recorded {json.dumps(step.violations)}",
                                 violations)
@@ -401,8 +402,9 @@ def _end_differs(trace: Trace, product: Product, stepped: bool, ending: tuple[Vi
         return None
     shown = [violation_json(v) for v in ending or ()]
     live = {p.name for p in product.liveness}
-    unshown = [v for v in trace.violations
-               if v not in shown and not (isinstance(v, dict) and v.get("property") in live)]
+    unshown = [v for v in trace.violations  # a cause beside the property and message explains, not claims
+               if {"property": v.get("property"), "message": v.get("message")} not in shown
+               and v.get("property") not in live]
     if unshown:
         return f"it lists {json.dumps(unshown)}, which the last state does not show"
     if trace.end == "quiescent":
@@ -446,3 +448,18 @@ def _find_action(actions: Iterable[Action], wanted: Mapping[str, Any]) -> Action
 def _label(action: Mapping[str, Any]) -> str:
     args = ", ".join(json.dumps(a) for a in action.get("args", []))
     return f"{action.get('actor')}: {action.get('kind')}({args})"
+
+def explain_result(model: Any, result: Any) -> None:
+    """Give each counterexample of a check result its cause (`PropertyResult.cause`): where the
+    violation was noticed (`detect_step`, None for the end state) and where its cause lies. Both engines'
+    results pass through here, so their reports stay the same."""
+    for prop in result.properties:
+        path = prop.counterexample
+        if prop.status != "violated" or path is None:
+            continue
+        trace = trace_from_path(model.name, {}, None, path, system=model)
+        found = [(step.i, v) for step in trace.steps for v in step.violations if v["property"] == prop.name]
+        found += [(None, v) for v in trace.violations if v["property"] == prop.name]
+        if found:
+            detected, record = found[0]
+            prop.cause = {"detect_step": detected, "cause_step": record["cause_step"], "summary": record["summary"]}

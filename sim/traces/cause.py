@@ -13,12 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sim.core.facts import Fact
 from sim.core.monitors import Monitor, MonitorViolation
 from sim.core.stateview import View, mentions
-from sim.traces.trace import Trace, TraceStep
+
+if TYPE_CHECKING:
+    from sim.traces.trace import Trace, TraceStep
 
 EVENTUALLY = ".eventually"
 
@@ -134,21 +136,3 @@ def _last_fact_about(steps: Sequence[TraceStep], subject: str) -> tuple[int, str
 
 def _action(step: TraceStep) -> str:
     return step.action["kind"]
-
-
-def explain_result(model: Any, result: Any) -> None:
-    """Give each counterexample of a check result its cause (`PropertyResult.cause`): where the
-    violation was noticed (`detect_step`, None for the end state) and where its cause lies. Both engines'
-    results pass through here, so their reports stay the same."""
-    from sim.traces.trace import trace_from_path
-
-    for prop in result.properties:
-        path = prop.counterexample
-        if prop.status != "violated" or path is None:
-            continue
-        trace = trace_from_path(model.name, {}, None, path, system=model)
-        found = [(step.i, v) for step in trace.steps for v in step.violations if v["property"] == prop.name]
-        found += [(None, v) for v in trace.violations if v["property"] == prop.name]
-        if found:
-            detected, record = found[0]
-            prop.cause = {"detect_step": detected, "cause_step": record["cause_step"], "summary": record["summary"]}
