@@ -18,10 +18,10 @@ from typing import Any
 from sim.errors import UsageError
 from sim.visited import Frontier
 
-VERSION = 1
+VERSION = 2
 SEARCH_STATE = (
-    "parents", "action_index", "depths", "visited", "results", "transitions", "max_depth", "notes", "live_names",
-    "track_graph", "unmet", "trigger", "terminal", "enabled", "edge_src", "edge_dst", "edge_class",
+    "parents", "action_index", "depths", "visited", "results", "transitions", "fired", "max_depth", "notes",
+    "live_names", "track_graph", "unmet", "trigger", "terminal", "enabled", "edge_src", "edge_dst", "edge_class",
     "classes", "por", "symmetry", "packer",
 )
 SHAPING_OPTIONS = ("strategy", "max_depth", "keep_going", "liveness", "liveness_limit", "por", "symmetry")

@@ -127,12 +127,18 @@ def cmd_check(args: argparse.Namespace) -> int:
             _print_counterexample(prop.name, prop.counterexample)
     for note in result.notes:
         print(f"note: {note}")
+    for line in result.coverage.lines():
+        print(line)
     print(f"{result.status}: {result.states:,} distinct states, {result.transitions:,} transitions, "
           f"depth {result.max_depth}, {result.seconds:.2f} s")
     if args.json:
         write_json(args.json, check_json(result, params, args.bug))
     if args.junit:
         Path(args.junit).write_text(check_junit(result, args.bug))
+    if args.require_coverage and result.coverage.unfired:
+        print(f"coverage failure: action kind {', '.join(result.coverage.unfired)} never fired at these "
+              "parameters (--require-coverage); change the parameters to reach it, or remove it from the model")
+        return EXIT_VIOLATION
     return result.exit_code
 
 
@@ -297,6 +303,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.add_argument("--json", type=output_file, help="write the JSON report here")
     p.add_argument("--junit", type=output_file, help="write JUnit XML here (one test case per property)")
+    p.add_argument("--require-coverage", action="store_true",
+                   help="fail (exit 1) when an action kind the model declares never fired")
     p.set_defaults(run=cmd_check)
 
     p = sub.add_parser("simulate", help="run seeds in virtual time under a timing profile")

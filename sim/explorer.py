@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from sim.checkpoint import load_checkpoint, save_checkpoint
+from sim.coverage import Coverage, coverage_of, declared_kinds
 from sim.errors import ModelError, UsageError
 from sim.fingerprint import fingerprint
 from sim.liveness import NO_CLASS, find_lasso
@@ -84,6 +85,7 @@ class CheckResult:
     seconds: float
     properties: list[PropertyResult]
     notes: list[str] = field(default_factory=list)
+    coverage: Coverage = field(default_factory=lambda: coverage_of((), {}))  # transitions per action kind
 
     @property
     def exit_code(self) -> int:
@@ -106,6 +108,7 @@ class Explorer:
         self.results = {info.name: PropertyResult(info.name, info.kind, "unknown", info.doc)
                         for info in self.product.property_infos()}
         self.transitions = 0
+        self.fired: dict[str, int] = {}  # transitions taken per action kind
         self.max_depth = 0
         self.incomplete_reason: str | None = None
         self.notes: list[str] = []
@@ -234,8 +237,11 @@ class Explorer:
                 transition = product.step(state, action)
                 if transition is not None:
                     steps.append((k, transition, None))
+        fired = self.fired
         for k, transition, fp in steps:
             self.transitions += 1
+            kind = transition.action.kind
+            fired[kind] = fired.get(kind, 0) + 1
             target = transition.target
             if transition.violations:
                 self._record_violations(index, k, transition.violations)
@@ -424,8 +430,9 @@ class Explorer:
             if r.status == "unknown" and not r.note:
                 r.note = "not decided: the run ended first" if r.kind != "eventually" else (
                     next((n for n in notes if n.startswith("liveness not checked")), "liveness not checked"))
+        coverage = coverage_of(declared_kinds(self.product.model), self.fired)
         return CheckResult(self.product.model.name, status, len(self.parents), self.transitions,
-                           self.max_depth, seconds, props, notes)
+                           self.max_depth, seconds, props, notes, coverage)
 
 
 ENGINES = ("auto", "generic", "vector")

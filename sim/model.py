@@ -153,10 +153,12 @@ class ModelBase(ABC, Generic[S]):
     monitors; one exponential timing of mean 1 for every kind. The optional hooks are declared here as
     None, and a model that offers one defines it as a method (see the README, "Contracts beyond the
     design card"): `is_local(action)`, `symmetry(state)`, `vector_kernel()`, `match_event(expected,
-    observed)`."""
+    observed)`. `action_kinds` names every kind of action the model can take, so that a check can name
+    the ones that never fired (`sim.coverage`); empty, the default, means only the kinds seen count."""
 
     name: str = ""
     fair_actors: Sequence[str] = ()
+    action_kinds: Sequence[str] = ()
     is_local: Callable[[Action], bool] | None = None
     symmetry: Callable[[Any], tuple[Any, Mapping[str, str]]] | None = None
     vector_kernel: Callable[[], Any] | None = None
@@ -232,6 +234,7 @@ class AdaptedModel(ModelBase):
         self.inner = inner
         self.name = inner.name
         self.fair_actors = tuple(getattr(inner, "fair_actors", ()))
+        self.action_kinds = tuple(getattr(inner, "action_kinds", ()))
         for hook in OPTIONAL_HOOKS:
             setattr(self, hook, getattr(inner, hook, None))
         if isinstance(inner, ModelBase):

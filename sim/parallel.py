@@ -17,6 +17,7 @@ from array import array
 from collections.abc import Sequence
 from typing import Any
 
+from sim.coverage import coverage_of, declared_kinds
 from sim.errors import ModelError
 from sim.explorer import CheckOptions, CheckResult, PropertyResult
 from sim.fingerprint import fingerprint
@@ -45,6 +46,7 @@ class _Partition:
         findings: list[tuple[str, str, int, int]] = []  # (property, message, index, action index or -1)
         reached: list[tuple[str, int]] = []
         admitted = transitions = 0
+        fired: dict[str, int] = {}
         has_more = False
         for state, fp, parent_worker, parent_index, action in candidates:
             if fp in self.visited:
@@ -70,13 +72,14 @@ class _Partition:
                     continue
                 any_successor = True
                 transitions += 1
+                fired[a.kind] = fired.get(a.kind, 0) + 1
                 findings += [(v.property, v.message, index, k) for v in transition.violations]
                 target_fp = fingerprint(transition.target)
                 out[target_fp % self.workers].append((transition.target, target_fp, self.me, index, k))
             if not any_successor:
                 findings += [(v.property, v.message, index, -1) for v in product.end_violations(state)]
         return {"out": out, "findings": findings, "reached": reached, "admitted": admitted,
-                "transitions": transitions, "has_more": has_more}
+                "transitions": transitions, "fired": fired, "has_more": has_more}
 
     def parent(self, index: int) -> tuple[int, int, int]:
         return self.parent_worker[index], self.parent_index[index], self.action_index[index]
@@ -123,6 +126,7 @@ def check_parallel(model: Model, options: CheckOptions, workers: int, identity: 
             fp = fingerprint(init)
             incoming[fp % workers].append((init, fp, -1, -1, k))
         distinct = transitions = depth = 0
+        fired: dict[str, int] = {}
         incomplete = None
         while any(incoming):
             expand = options.max_depth is None or depth < options.max_depth
@@ -134,6 +138,9 @@ def check_parallel(model: Model, options: CheckOptions, workers: int, identity: 
                     raise located(reply["error"], _path(product, pipes, worker, reply["at"], None, None))
             distinct += sum(r["admitted"] for r in replies)
             transitions += sum(r["transitions"] for r in replies)
+            for reply in replies:
+                for kind, count in reply["fired"].items():
+                    fired[kind] = fired.get(kind, 0) + count
             if any(r["admitted"] for r in replies):
                 max_depth = depth
             for worker, reply in enumerate(replies):
@@ -192,7 +199,9 @@ def check_parallel(model: Model, options: CheckOptions, workers: int, identity: 
         status = "ok"
     if incomplete:
         notes.insert(0, f"incomplete: {incomplete}")
-    return CheckResult(model.name, status, distinct, transitions, max_depth, time.monotonic() - started, props, notes)
+    coverage = coverage_of(declared_kinds(product.model), fired)
+    return CheckResult(model.name, status, distinct, transitions, max_depth, time.monotonic() - started, props, notes,
+                       coverage)
 
 
 def _path(product: Product, pipes: list, worker: int, index: int, action: int | None,

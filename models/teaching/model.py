@@ -64,6 +64,8 @@ class TeachingModel:
 
     name = "teaching"
     fair_actors = ("agent", "tool:*")
+    action_kinds = ("user.steer", "tool.finish", "agent.model_call", "agent.skip", "agent.launch", "agent.collect",
+                    "agent.deliver", "agent.clear", "agent.wake")
 
     def __init__(self, K: int, N: int, Q: int, P: int, bug: str | None = None) -> None:
         self.K, self.N, self.Q, self.P, self.bug = K, N, Q, P, bug
