@@ -19,8 +19,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from models.teaching.monitors import SteeredStatus
 from sim import facts as F
 from sim.model import Action, Always, Event, Property, Sometimes
+from sim.monitors import Monitor, TruthfulResults
 from sim.registry import ModelSpec, Param
 
 MODEL, LAUNCH, CLEAR, IDLE = "model", "launch", "clear", "idle"
@@ -216,12 +218,21 @@ class TeachingModel:
 
         return TeachingKernel(self)
 
+    def monitors(self) -> tuple[Monitor, ...]:
+        """Judged over the emitted facts besides the core invariants (`models.teaching.monitors`)."""
+        return (TruthfulResults(), SteeredStatus())
+
     def properties(self) -> list[Property]:
         return [
             Always(
                 "steer-before-launch",
                 step=lambda s, a, t: not (a.kind == "agent.launch" and s.q),
                 doc="a steer pending at a launch checkpoint suppresses that launch",
+            ),
+            Always(
+                "delivered-steers-called",
+                step=lambda s, a, t: not (a.kind == "agent.clear" and s.pend and t.phase != MODEL),
+                doc="a boundary that delivered steers makes another model call with them",
             ),
             Sometimes(
                 "steer-skips-a-call",

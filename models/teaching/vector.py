@@ -37,7 +37,8 @@ class TeachingKernel:
     """Columns: the scalars of `TeachingState` (phase as its index in PHASES) and the queue and history
     lengths, then the slots q[Q], hist[N], nres[K], calls[K], ress[K]."""
 
-    properties = frozenset(("steer-before-launch", "steer-skips-a-call", "steer-delivered-mid-run"))
+    properties = frozenset(("steer-before-launch", "delivered-steers-called", "steer-skips-a-call",
+                            "steer-delivered-mid-run"))
 
     def __init__(self, model: TeachingModel) -> None:
         self.model = model
@@ -243,8 +244,9 @@ class TeachingKernel:
         t[:, self.q0: self.h0] = np.where(lost[:, None], 0, shifted)
         t[:, c["qlen"]] = np.where(lost, 0, qlen - pend)
         t[:, c["phase"]] = np.where(pend > 0, CODE[MODEL], CODE[IDLE])
+        broken = {"delivered-steers-called": (pend > 0) & (t[:, c["phase"]] != CODE[MODEL])}
         t[:, c["pend"]] = 0
         ended = np.where(intr, self.code["steered"], self.code["completed"])
         if self.model.bug == "turn-left-open":
             ended = np.where(pend > 0, -1, ended)
-        return self._batch(src, position, "agent", "agent.clear", t, ended[:, None])
+        return self._batch(src, position, "agent", "agent.clear", t, ended[:, None], broken)

@@ -1,0 +1,35 @@
+"""The teaching model's own fact monitors: promises of its design that the core invariants do not make,
+judged over the facts it emits rather than over its state, so that a step which emits the wrong thing
+is seen even when the state it reaches is right."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from sim.facts import Fact
+from sim.monitors import Monitor, MonitorViolation
+
+
+@dataclass(frozen=True)
+class SteeredStatus(Monitor):
+    """A turn ends `steered` exactly when a steer cut it short, which shows as a synthetic result among
+    its calls; otherwise it ends `completed`. State: whether the current turn has a synthetic result."""
+
+    name: ClassVar[str] = "status-tells-steered"
+    doc: ClassVar[str] = "a turn ends 'steered' exactly when some call of it got a synthetic (skip) result"
+    watches: ClassVar[frozenset[str]] = frozenset(("turn.started", "tool.result", "turn.ended"))
+
+    def initial(self) -> bool:
+        return False
+
+    def step(self, state: bool, fact: Fact) -> bool:
+        if fact.name == "turn.started":
+            return False
+        if fact.name == "tool.result":
+            return state or bool(fact.get("synthetic"))
+        status = fact.get("status")
+        if (status == "steered") != state:
+            why = "a call of it was skipped" if state else "none of its calls was skipped"
+            raise MonitorViolation(f"turn {fact.get('turn')!r} ended {status!r}, but {why}")
+        return state
