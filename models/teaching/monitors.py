@@ -13,11 +13,13 @@ from sim.monitors import Monitor, MonitorViolation
 
 @dataclass(frozen=True)
 class SteeredStatus(Monitor):
-    """A turn ends `steered` exactly when a steer cut it short, which shows as a synthetic result among
-    its calls; otherwise it ends `completed`. State: whether the current turn has a synthetic result."""
+    """A turn that a steer cut short, which shows as a synthetic result among its calls, ends `steered`.
+    (The converse is not judged here: a turn that skips calls without giving them results is the
+    `no-skip-result` bug, which `paired-tool-results` names.) State: whether the current turn has a
+    synthetic result."""
 
     name: ClassVar[str] = "status-tells-steered"
-    doc: ClassVar[str] = "a turn ends 'steered' exactly when some call of it got a synthetic (skip) result"
+    doc: ClassVar[str] = "a turn in which some call got a synthetic (skip) result ends 'steered'"
     watches: ClassVar[frozenset[str]] = frozenset(("turn.started", "tool.result", "turn.ended"))
 
     def initial(self) -> bool:
@@ -29,7 +31,6 @@ class SteeredStatus(Monitor):
         if fact.name == "tool.result":
             return state or bool(fact.get("synthetic"))
         status = fact.get("status")
-        if (status == "steered") != state:
-            why = "a call of it was skipped" if state else "none of its calls was skipped"
-            raise MonitorViolation(f"turn {fact.get('turn')!r} ended {status!r}, but {why}")
+        if state and status != "steered":
+            raise MonitorViolation(f"turn {fact.get('turn')!r} ended {status!r}, but a call of it was skipped")
         return state
