@@ -132,6 +132,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             _print_counterexample(prop, model)
     for note in result.notes:
         print(f"note: {note}")
+    for line in result.coverage.lines():
+        print(line)
     print(f"{result.status}: {result.states:,} distinct states, {result.transitions:,} transitions, "
           f"depth {result.max_depth}, {result.seconds:.2f} s")
     if args.json:
@@ -143,6 +145,10 @@ def cmd_check(args: argparse.Namespace) -> int:
 
         written = write_check_traces(result, model, args.model, params, args.bug, args.traces)
         print(f"wrote {len(written)} traces and diagrams to {args.traces}")
+    if args.require_coverage and result.coverage.unfired:
+        print(f"coverage failure: action kind {', '.join(result.coverage.unfired)} never fired at these "
+              "parameters (--require-coverage); change the parameters to reach it, or remove it from the model")
+        return EXIT_VIOLATION
     return result.exit_code
 
 
@@ -460,6 +466,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--junit", type=output_file, help="write JUnit XML here (one test case per property)")
     p.add_argument("--traces", type=output_folder, metavar="DIR",
                    help="write each counterexample and each sometimes-witness here as a trace and an SVG")
+    p.add_argument("--require-coverage", action="store_true",
+                   help="fail (exit 1) when an action kind the model declares never fired")
     p.set_defaults(run=cmd_check)
 
     p = sub.add_parser("simulate", help="run seeds in virtual time under a timing profile")

@@ -82,7 +82,33 @@ def test_a_bug_caught_by_the_wrong_property_fails(tmp_path: Path, capsys: pytest
         capsys.readouterr().out
 
 
+EXPECTED_VIOLATION = """
+[[tool.steersim.check]]
+model = "openclaw"
+grid = { stop_after_turn = true }
+expect = "violation"
+violated = [VIOLATED]
+reason = "the parallel executor polls steering only at its launch checkpoint"
+"""
+
+
+def test_an_expected_violation_passes_only_with_exactly_the_properties_it_names(tmp_path: Path) -> None:
+    named = load_matrix(write(tmp_path, EXPECTED_VIOLATION.replace("VIOLATED", '"steer-outranks-stop"')))
+    assert named[0].expectation() == "violation (steer-outranks-stop)"
+    assert [o.passed for o in run_matrix(named, echo=lambda _: None)] == [True]
+    for wrong in ('"ordered-history"', '"steer-outranks-stop", "ordered-history"'):
+        cases = load_matrix(write(tmp_path, EXPECTED_VIOLATION.replace("VIOLATED", wrong)))
+        assert [o.passed for o in run_matrix(cases, echo=lambda _: None)] == [False], wrong
+
+
 @pytest.mark.parametrize(("text", "key"), [
+    ('[[tool.steersim.check]]\nmodel = "teaching"\nexpect = "ok"\nviolated = ["x"]\nreason = "r"\n',
+     "tool.steersim.check[0]: violated and reason"),
+    ('[[tool.steersim.check]]\nmodel = "teaching"\nexpect = "violation"\nviolated = []\nreason = "r"\n',
+     "tool.steersim.check[0].violated"),
+    ('[[tool.steersim.check]]\nmodel = "teaching"\nexpect = "violation"\nviolated = ["x"]\n',
+     "tool.steersim.check[0].reason"),
+
     ('[tool.steersim]\nchecks = []\n', "tool.steersim.checks"),
     ('[[tool.steersim.check]]\nmodle = "teaching"\n', "tool.steersim.check[0].modle"),
     ('[[tool.steersim.check]]\nmodel = "nope"\nexpect = "ok"\n', "tool.steersim.check[0].model"),

@@ -92,3 +92,20 @@ def test_every_parameter_is_documented_in_one_line():
     for param in SPEC.params:
         assert param.doc and "\n" not in param.doc, param.name
     assert set(SPEC.bug_catchers) == set(SPEC.bugs)
+
+
+@pytest.mark.parametrize("params", [{}, {"late_steer": "reject"}])
+def test_a_refusal_that_names_the_wrong_parent_state_is_caught(params, monkeypatch):
+    """inv22 judges the emitted refusal code against the parent: swapping the two codes breaks it."""
+    from models.openai_ws.model import _Step
+
+    original = _Step.refusal
+    swap = {"response_already_completed": "response_not_active", "response_not_active": "response_already_completed"}
+
+    def swapped(self, target, valid):
+        code = original(self, target, valid)
+        return swap.get(code, code)
+
+    monkeypatch.setattr(_Step, "refusal", swapped)
+    result = check(SPEC.build(params), CheckOptions(keep_going=True))
+    assert {p.name: p.status for p in result.properties}["inv22-refusal-names-the-parent"] == "violated"

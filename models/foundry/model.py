@@ -70,9 +70,13 @@ class FoundryModel:
 
     name = "foundry"
     fair_actors = ("framework", "handler", "process")
-
     def __init__(self, params: Mapping[str, Any], bug: str | None = None) -> None:
         self.bug = bug
+        # framework.count: only a bug variant lets the visible queue count lag behind the queue
+        self.action_kinds = ("caller.start", "caller.cancel", "handler.check", "handler.return", "handler.raise",
+                             "handler.exit_for_recovery", "framework.enter", "framework.resolve",
+                             "framework.advance", *(("framework.count",) if bug else ()), "framework.recover",
+                             "fault.crash", "process.restart", "process.shutdown", "process.stop")
         self.n = params["callers"]
         self.cap = params["queue_cap"]
         self.steerable = params["steerable"]

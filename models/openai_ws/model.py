@@ -67,6 +67,9 @@ class OpenAIWsModel:
 
     name = "openai-ws"
     fair_actors = ("client", "server", "tool:*")
+    action_kinds = ("client.create", "client.steer", "client.tool_output", "client.reconnect", "server.item",
+                    "server.item_done", "server.complete", "server.interrupt", "server.fail", "server.successor",
+                    "server.successor_fails", "server.pending", "tool.finish", "fault.disconnect")
 
     def __init__(self, params: Mapping[str, Any], bug: str | None = None) -> None:
         self.p = dict(params)

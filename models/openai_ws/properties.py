@@ -218,6 +218,20 @@ class Judge:
             return True
         return [_without_seq(r) for r in s.responses] == [_without_seq(r) for r in t.responses]
 
+    def refusal_names_the_parent(self, s: WsState, a: Action, t: WsState) -> bool:
+        """A steer refused for its parent's state says which one: response_already_completed for a parent
+        that completed (A4, A5), response_not_active for any other (A3)."""
+        if a.kind != "client.steer":
+            return True
+        for data in _sent(self.ev(s, a), "response.steer.failed"):
+            code = data["error"]["code"]
+            if "id" in data["steer"] or code not in ("response_already_completed", "response_not_active"):
+                continue
+            completed = s.responses[response_index(data["steer"]["previous_response_id"])].status == COMPLETED
+            if completed != (code == "response_already_completed"):
+                return False
+        return True
+
     def input_round_trip(self, s: WsState, a: Action, t: WsState) -> bool:
         events = self.ev(s, a)
         sent = {d["previous_response_id"]: d["input"] for d in _sent(events, "response.steer")}
@@ -340,6 +354,8 @@ INVARIANT_DOCS = {
                                 "incomplete",
     "inv20-sequence-numbers-increase": "sequence numbers strictly increase within their scope (A10)",
     "inv21-bounded-queue": "no response holds more queued steers than pending_limit (A14)",
+    "inv22-refusal-names-the-parent": "a steer refused for its parent's state says response_already_completed "
+                                      "exactly when the parent completed (A3-A5)",
     "safe-output-boundary": "a steer interrupts only between output items, never during hosted tool work",
 }
 
@@ -367,6 +383,7 @@ def model_properties(model: OpenAIWsModel) -> list[Property]:
         "inv19-response-lifecycle": j.lifecycle_well_formed,
         "inv20-sequence-numbers-increase": j.sequence_numbers_increase,
         "safe-output-boundary": j.safe_output_boundary,
+        "inv22-refusal-names-the-parent": j.refusal_names_the_parent,
     }
     states = {
         "inv01-exactly-one-resolution": every_steer_can_resolve,

@@ -49,6 +49,9 @@ class OpenClawModel:
 
     name = "openclaw"
     fair_actors = ("runtime", "model", "tool:*", "gateway", "timer", "codex")
+    action_kinds = ("user.message", "user.abort", "timer.debounce", "timer.codex_flush", "tool.finish", "run.start",
+                    "codex.turn_start", "model.respond", "codex.boundary", *RUNTIME_STEPS.values(),
+                    "gateway.replace", "gateway.drain")
 
     def __init__(self, cfg: Config) -> None:
         self.cfg = cfg

@@ -18,9 +18,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from models.teaching.monitors import SteeredStatus
 from models.teaching.state import CHAIN, CLEAR, IDLE, LAUNCH, MODEL, TURN, TeachingState, call_id, steer_id
 from sim.core import facts as F
 from sim.core.model import Action, Always, Event, Property, Sometimes
+from sim.core.monitors import Monitor, TruthfulResults
 from sim.core.registry import ModelSpec, Param
 
 SKIP_TEXT = "skipped: a steer is pending"
@@ -31,6 +33,8 @@ class TeachingModel:
 
     name = "teaching"
     fair_actors = ("agent", "tool:*")
+    action_kinds = ("user.steer", "tool.finish", "agent.model_call", "agent.skip", "agent.launch", "agent.collect",
+                    "agent.deliver", "agent.clear", "agent.wake")
 
     def __init__(self, K: int, N: int, Q: int, P: int, bug: str | None = None) -> None:
         self.K, self.N, self.Q, self.P, self.bug = K, N, Q, P, bug
@@ -199,12 +203,21 @@ class TeachingModel:
 
         return TeachingKernel(self)
 
+    def monitors(self) -> tuple[Monitor, ...]:
+        """Judged over the emitted facts besides the core invariants (`models.teaching.monitors`)."""
+        return (TruthfulResults(), SteeredStatus())
+
     def properties(self) -> list[Property]:
         return [
             Always(
                 "steer-before-launch",
                 step=lambda s, a, t: not (a.kind == "agent.launch" and s.q),
                 doc="a steer pending at a launch checkpoint suppresses that launch",
+            ),
+            Always(
+                "delivered-steers-called",
+                step=lambda s, a, t: not (a.kind == "agent.clear" and s.pend and t.phase != MODEL),
+                doc="a boundary that delivered steers makes another model call with them",
             ),
             Sometimes(
                 "steer-skips-a-call",

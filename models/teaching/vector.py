@@ -40,7 +40,8 @@ class TeachingKernel:
     """Columns: the scalars of `TeachingState` (phase as its index in PHASES) and the queue and history
     lengths, then the slots q[Q], hist[N], nres[K], calls[K], ress[K]."""
 
-    properties = frozenset(("steer-before-launch", "steer-skips-a-call", "steer-delivered-mid-run"))
+    properties = frozenset(("steer-before-launch", "delivered-steers-called", "steer-skips-a-call",
+                            "steer-delivered-mid-run"))
 
     def __init__(self, model: TeachingModel) -> None:
         self.model = model
@@ -118,10 +119,10 @@ class TeachingKernel:
         batches.extend(self._agent(rows, agent_position))
         return batches
 
-    def _batch(self, source: np.ndarray, position: np.ndarray, actor: str, targets: np.ndarray,
+    def _batch(self, source: np.ndarray, position: np.ndarray, actor: str, kind: str, targets: np.ndarray,
                facts: np.ndarray, broken: dict[str, np.ndarray] | None = None) -> StepBatch:
         """`position` holds each level row's position of this action; the batch keeps its sources'."""
-        return StepBatch(source, position[source], actor, targets, facts, broken or {})
+        return StepBatch(source, position[source], actor, kind, targets, facts, broken or {})
 
     def _steer(self, rows: np.ndarray, src: np.ndarray) -> StepBatch:
         c, Q = self.col, self.model.Q
@@ -136,13 +137,14 @@ class TeachingKernel:
         index = steer.astype(np.int64) - 1
         answer = np.where(accept, self.code["accepted"], self.code["rejected"]) + index
         facts = np.stack([self.code["submitted"] + index, answer], axis=1)
-        return self._batch(src, np.zeros(len(rows), dtype=np.int64), "user", t, facts)  # listed first
+        return self._batch(src, np.zeros(len(rows), dtype=np.int64), "user", "user.steer", t, facts)  # listed first
 
     def _finish(self, rows: np.ndarray, src: np.ndarray, j: int, position: np.ndarray) -> StepBatch:
         t = rows[src].copy()
         t[:, self.calls0 + j] = 0
         t[:, self.ress0 + j] = 1
-        return self._batch(src, position, f"tool:{call_id(j)}", t, np.zeros((len(src), 0), dtype=np.int64))
+        no_facts = np.zeros((len(src), 0), dtype=np.int64)
+        return self._batch(src, position, f"tool:{call_id(j)}", "tool.finish", t, no_facts)
 
     def _agent(self, rows: np.ndarray, position: np.ndarray) -> list[StepBatch]:
         c, K, P, bug = self.col, self.model.K, self.model.P, self.model.bug
@@ -171,7 +173,8 @@ class TeachingKernel:
         for name in ("i", "c", "nl", "intr"):
             t[:, c[name]] = 0
         codes = [self.code["turn-started"], *(self.code["requested"] + j for j in range(K))]
-        return self._batch(src, position, "agent", t, np.tile(np.array(codes, dtype=np.int64), (len(src), 1)))
+        facts = np.tile(np.array(codes, dtype=np.int64), (len(src), 1))
+        return self._batch(src, position, "agent", "agent.model_call", t, facts)
 
     def _skip(self, rows: np.ndarray, src: np.ndarray, position: np.ndarray) -> StepBatch:
         c, K = self.col, self.model.K
@@ -184,7 +187,7 @@ class TeachingKernel:
         else:
             t[:, self.nres0: self.calls0] += unlaunched.astype(t.dtype)
             facts = np.where(unlaunched, self.code["skipped"] + np.arange(K)[None, :], -1)
-        return self._batch(src, position, "agent", t, facts)
+        return self._batch(src, position, "agent", "agent.skip", t, facts)
 
     def _launch(self, rows: np.ndarray, src: np.ndarray, position: np.ndarray) -> StepBatch:
         c = self.col
@@ -194,7 +197,8 @@ class TeachingKernel:
         t[:, c["i"]] += 1
         t[:, c["nl"]] += 1
         broken = {"steer-before-launch": rows[src, c["qlen"]] > 0}
-        return self._batch(src, position, "agent", t, (self.code["started"] + call)[:, None], broken)
+        facts = (self.code["started"] + call)[:, None]
+        return self._batch(src, position, "agent", "agent.launch", t, facts, broken)
 
     def _collect(self, rows: np.ndarray, src: np.ndarray, position: np.ndarray) -> StepBatch:
         c = self.col
@@ -204,7 +208,7 @@ class TeachingKernel:
         t[every, self.nres0 + call] += 1
         t[every, self.ress0 + call] = 0
         t[:, c["c"]] += 1
-        return self._batch(src, position, "agent", t, (self.code["collected"] + call)[:, None])
+        return self._batch(src, position, "agent", "agent.collect", t, (self.code["collected"] + call)[:, None])
 
     def _deliver(self, rows: np.ndarray, src: np.ndarray, position: np.ndarray, phase: str) -> StepBatch:
         """`agent.deliver` (to CLEAR: the queue is read into the history, and removed at the clear) and
@@ -228,7 +232,8 @@ class TeachingKernel:
             t[:, c["qlen"]] = 0
         pairs = np.stack([self.code["applied"] + queued - 1, self.code["appended"] + queued - 1], axis=2)
         facts = np.where(present[:, :, None], pairs, -1).reshape(len(src), 2 * Q)
-        return self._batch(src, position, "agent", t, facts)
+        kind = "agent.deliver" if phase == CLEAR else "agent.wake"
+        return self._batch(src, position, "agent", kind, t, facts)
 
     def _clear(self, rows: np.ndarray, src: np.ndarray, position: np.ndarray) -> StepBatch:
         c, Q = self.col, self.model.Q
@@ -242,8 +247,9 @@ class TeachingKernel:
         t[:, self.q0: self.h0] = np.where(lost[:, None], 0, shifted)
         t[:, c["qlen"]] = np.where(lost, 0, qlen - pend)
         t[:, c["phase"]] = np.where(pend > 0, CODE[MODEL], CODE[IDLE])
+        broken = {"delivered-steers-called": (pend > 0) & (t[:, c["phase"]] != CODE[MODEL])}
         t[:, c["pend"]] = 0
         ended = np.where(intr, self.code["steered"], self.code["completed"])
         if self.model.bug == "turn-left-open":
             ended = np.where(pend > 0, -1, ended)
-        return self._batch(src, position, "agent", t, ended[:, None])
+        return self._batch(src, position, "agent", "agent.clear", t, ended[:, None], broken)

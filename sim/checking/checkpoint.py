@@ -35,12 +35,12 @@ from typing import Any
 from sim.checking.visited import Frontier
 from sim.errors import UsageError
 
-VERSION = 2
+VERSION = 3
 MAGIC = f"steersim-checkpoint {VERSION}\n".encode()
 DIGEST_SIZE = 32
 SEARCH_STATE = (
-    "parents", "action_index", "depths", "visited", "results", "transitions", "max_depth", "notes", "live_names",
-    "track_graph", "unmet", "trigger", "terminal", "enabled", "edge_src", "edge_dst", "edge_class",
+    "parents", "action_index", "depths", "visited", "results", "transitions", "fired", "max_depth", "notes",
+    "live_names", "track_graph", "unmet", "trigger", "terminal", "enabled", "edge_src", "edge_dst", "edge_class",
     "classes", "por", "symmetry", "packer",
 )
 SHAPING_OPTIONS = ("strategy", "max_depth", "keep_going", "liveness", "liveness_limit", "por", "symmetry")

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from sim.checking.checkpoint import check_checkpoint_target, load_checkpoint, save_checkpoint
+from sim.checking.coverage import Coverage, coverage_of, declared_kinds
 from sim.checking.liveness import NO_CLASS, find_lasso
 from sim.checking.memory import liveness_mb, rss_mb
 from sim.checking.reduction import canonical, has_local_actions, has_symmetry
@@ -91,6 +92,7 @@ class CheckResult:
     seconds: float
     properties: list[PropertyResult]
     notes: list[str] = field(default_factory=list)
+    coverage: Coverage = field(default_factory=lambda: coverage_of((), {}))  # transitions per action kind
 
     @property
     def exit_code(self) -> int:
@@ -116,6 +118,7 @@ class Explorer:
         self.results = {info.name: PropertyResult(info.name, info.kind, "unknown", info.doc)
                         for info in self.product.property_infos()}
         self.transitions = 0
+        self.fired: dict[str, int] = {}  # transitions taken per action kind
         self.max_depth = 0
         self.incomplete_reason: str | None = None
         self.interrupted = False
@@ -254,8 +257,11 @@ class Explorer:
                 transition = product.step(state, action)
                 if transition is not None:
                     steps.append((k, transition, None))
+        fired = self.fired
         for k, transition, fp in steps:
             self.transitions += 1
+            kind = transition.action.kind
+            fired[kind] = fired.get(kind, 0) + 1
             target = transition.target
             if transition.violations:
                 self._record_violations(index, k, transition.violations)
@@ -465,8 +471,9 @@ class Explorer:
                 r.note = UNDECIDED_NOTE if self.interrupted else (
                     "not decided: the run ended first" if r.kind != "eventually" else
                     next((n for n in notes if n.startswith("liveness not checked")), "liveness not checked"))
+        coverage = coverage_of(declared_kinds(self.product.model), self.fired)
         return CheckResult(self.product.model.name, status, len(self.parents), self.transitions,
-                           self.max_depth, seconds, props, notes)
+                           self.max_depth, seconds, props, notes, coverage)
 
 
 def explained(model: Model, result: CheckResult) -> CheckResult:

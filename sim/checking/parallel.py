@@ -17,6 +17,7 @@ from array import array
 from collections.abc import Sequence
 from typing import Any
 
+from sim.checking.coverage import coverage_of, declared_kinds
 from sim.checking.explorer import CheckOptions, CheckResult, PropertyResult, explained
 from sim.checking.memory import group_mb, rss_mb
 from sim.core.fingerprint import fingerprint
@@ -50,6 +51,7 @@ class _Partition:
         findings: list[tuple[str, str, int, int]] = []  # (property, message, index, action index or -1)
         reached: list[tuple[str, int]] = []
         admitted = transitions = 0
+        fired: dict[str, int] = {}
         has_more = over_memory = False
         ceiling = None if allowance_mb is None else rss_mb() + allowance_mb
         for count, (state, fp, parent_worker, parent_index, action) in enumerate(candidates, 1):
@@ -79,13 +81,14 @@ class _Partition:
                     continue
                 any_successor = True
                 transitions += 1
+                fired[a.kind] = fired.get(a.kind, 0) + 1
                 findings += [(v.property, v.message, index, k) for v in transition.violations]
                 target_fp = fingerprint(transition.target)
                 out[target_fp % self.workers].append((transition.target, target_fp, self.me, index, k))
             if not any_successor:
                 findings += [(v.property, v.message, index, -1) for v in product.end_violations(state)]
         return {"out": out, "findings": findings, "reached": reached, "admitted": admitted,
-                "transitions": transitions, "has_more": has_more, "memory": over_memory}
+                "transitions": transitions, "fired": fired, "has_more": has_more, "memory": over_memory}
 
     def parent(self, index: int) -> tuple[int, int, int]:
         return self.parent_worker[index], self.parent_index[index], self.action_index[index]
@@ -147,6 +150,7 @@ def check_parallel(model: Model, options: CheckOptions, workers: int, identity: 
             fp = fingerprint(init)
             incoming[fp % workers].append((init, fp, -1, -1, k))
         distinct = transitions = depth = max_depth = 0
+        fired: dict[str, int] = {}
         incomplete = None
         interrupted = False
         worker_pids = [proc.pid for proc in procs]
@@ -168,6 +172,9 @@ def check_parallel(model: Model, options: CheckOptions, workers: int, identity: 
                     raise located(reply["error"], _path(product, pipes, worker, reply["at"], None, None))
             distinct += sum(r["admitted"] for r in replies)
             transitions += sum(r["transitions"] for r in replies)
+            for reply in replies:
+                for kind, count in reply["fired"].items():
+                    fired[kind] = fired.get(kind, 0) + count
             if any(r["admitted"] for r in replies):
                 max_depth = depth
             for worker, reply in enumerate(replies):
@@ -238,7 +245,9 @@ def check_parallel(model: Model, options: CheckOptions, workers: int, identity: 
         status = "ok"
     if incomplete:
         notes.insert(0, f"incomplete: {incomplete}")
-    result = CheckResult(model.name, status, distinct, transitions, max_depth, time.monotonic() - started, props, notes)
+    coverage = coverage_of(declared_kinds(product.model), fired)
+    result = CheckResult(model.name, status, distinct, transitions, max_depth, time.monotonic() - started, props, notes,
+                         coverage)
     return explained(model, result)
 
 

@@ -37,13 +37,15 @@ FNV_OFFSET, FNV_PRIME = np.uint64(0xCBF29CE484222325), np.uint64(0x100000001B3)
 
 class StepBatch(NamedTuple):
     """The steps of one action slot from many states of a level. `source` indexes the level's rows,
-    `position` is the action's index in `actions()` of each source, `actor` the actor of all of them,
+    `position` is the action's index in `actions()` of each source, `actor` and `kind` the actor and
+    the action kind of all of them,
     `targets` the packed model states reached, `facts` the fact codes of each step in order (-1 pads),
     and `broken` maps a step property to where the step breaks it (absent: nowhere)."""
 
     source: np.ndarray
     position: np.ndarray
     actor: str
+    kind: str
     targets: np.ndarray
     facts: np.ndarray
     broken: Mapping[str, np.ndarray]
@@ -196,6 +198,7 @@ class Level(NamedTuple):
     source: np.ndarray
     position: np.ndarray
     actor: np.ndarray  # index into VectorExplorer.actors
+    kind: np.ndarray  # index into VectorExplorer.kinds
     fps: np.ndarray
     broken: np.ndarray  # (steps, always-properties)
     order: np.ndarray
@@ -218,6 +221,8 @@ class VectorExplorer(Explorer):
         self.actors: list[str] = []
         self.actor_codes: dict[str, int] = {}
         self.actor_class: list[int | None] = []  # per actor code, its fairness class once assigned
+        self.kinds: list[str] = []
+        self.kind_codes: dict[str, int] = {}
         # each liveness property checked is a monitor's `.eventually` (a model's own ones are refused)
         monitor_of = {f"{m.name}.eventually": i for i, m in enumerate(product.monitors)}
         self.live_monitors = [monitor_of[name] for name in self.live_names]
@@ -296,6 +301,7 @@ class VectorExplorer(Explorer):
         source = np.concatenate([b.source for b in batches]).astype(np.int64) if batches else np.zeros(0, np.int64)
         position = np.concatenate([b.position for b in batches]).astype(np.int64) if batches else source
         actor = np.repeat(np.array([self._actor_code(b.actor) for b in batches], dtype=np.int64), sizes)
+        kind = np.repeat(np.array([self._kind_code(b.kind) for b in batches], dtype=np.int64), sizes)
         targets = (np.vstack([b.targets for b in batches]) if batches
                    else np.zeros((0, self.stride), dtype=np.uint8))
         tids = ids[source]
@@ -316,7 +322,8 @@ class VectorExplorer(Explorer):
                 broken[:, j] |= ~holds[prop.name]
         order = np.argsort(source * (int(position.max(initial=0)) + 1) + position, kind="stable")
         fps = fingerprints(targets, tids)
-        return Level(source[order], position[order], actor[order], fps[order], broken[order], order, targets, tids)
+        return Level(source[order], position[order], actor[order], kind[order], fps[order], broken[order], order,
+                     targets, tids)
 
     def _expand(self, rows: np.ndarray, ids: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray, bool]:
         """Expand one level, in chunks of CHUNK states so that the per-step arrays stay small; returns the
@@ -374,6 +381,9 @@ class VectorExplorer(Explorer):
         cut = self._cut(n, level, discovers, bad_end, count)
         taken = int(np.searchsorted(level.source, cut))
         self.transitions += taken
+        for code, fired in enumerate(np.bincount(level.kind[:taken], minlength=len(self.kinds)).tolist()):
+            if fired:
+                self.fired[self.kinds[code]] = self.fired.get(self.kinds[code], 0) + fired
         self._record_level_violations(level, taken, bad_end[:cut], index)
         new = np.sort(firsts[firsts < taken])
         rows, ids = level.targets[level.order[new]], level.ids[level.order[new]]
@@ -413,6 +423,13 @@ class VectorExplorer(Explorer):
             code = self.actor_codes[actor] = len(self.actors)
             self.actors.append(actor)
             self.actor_class.append(None)
+        return code
+
+    def _kind_code(self, kind: str) -> int:
+        code = self.kind_codes.get(kind)
+        if code is None:
+            code = self.kind_codes[kind] = len(self.kinds)
+            self.kinds.append(kind)
         return code
 
     def _append_states(self, fps: np.ndarray, parents: np.ndarray, actions: np.ndarray, depth: int,

@@ -154,10 +154,13 @@ class ModelBase(ABC, Generic[S]):
     None, and a model that offers one defines it as a method (see the README, "Contracts beyond the
     design card"): `is_local(action)`, `symmetry(state)`, `vector_kernel()`, `match_event(expected,
     observed)`, `render_state(state)` (the state as a mapping of names in the system's own vocabulary,
-    shown at every step of a trace; by default the state's fields, see `sim.core.stateview`)."""
+    shown at every step of a trace; by default the state's fields, see `sim.core.stateview`).
+    `action_kinds` names every kind of action the model can take, so that a check can name the ones
+    that never fired (`sim.checking.coverage`); empty, the default, means only the kinds seen count."""
 
     name: str = ""
     fair_actors: Sequence[str] = ()
+    action_kinds: Sequence[str] = ()
     is_local: Callable[[Action], bool] | None = None
     symmetry: Callable[[Any], tuple[Any, Mapping[str, str]]] | None = None
     vector_kernel: Callable[[], Any] | None = None
@@ -234,6 +237,7 @@ class AdaptedModel(ModelBase):
         self.inner = inner
         self.name = inner.name
         self.fair_actors = tuple(getattr(inner, "fair_actors", ()))
+        self.action_kinds = tuple(getattr(inner, "action_kinds", ()))
         for hook in OPTIONAL_HOOKS:
             setattr(self, hook, getattr(inner, hook, None))
         if isinstance(inner, ModelBase):

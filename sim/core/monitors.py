@@ -274,5 +274,29 @@ class PairedToolResults(Monitor):
         return tuple(str(call) for call, _, _ in state[1])
 
 
+@dataclass(frozen=True)
+class TruthfulResults(Monitor):
+    """A real result comes from a call that started, a synthetic one from a call that never did. Not a
+    core invariant: a system may end a started call with a synthetic result (an abort), so a model opts
+    in through `monitors()` where its vocabulary makes the distinction. It judges what the model emits,
+    so a step that drops a start event, or marks a skip as real, is seen. State: the started calls that
+    have no result yet, in start order."""
+
+    name: ClassVar[str] = "truthful-results"
+    doc: ClassVar[str] = "a real result comes from a call that started, a synthetic one from a call that never did"
+    watches: ClassVar[frozenset[str]] = frozenset(("tool.started", "tool.result"))
+
+    def step(self, state: tuple, fact: Fact) -> tuple:
+        call = fact.get("call")
+        if fact.name == "tool.started":
+            return state if call in state else (*state, call)
+        started = call in state
+        if fact.get("synthetic") and started:
+            raise MonitorViolation(f"call {call!r} started, but its result is synthetic")
+        if not fact.get("synthetic") and not started:
+            raise MonitorViolation(f"call {call!r} has a real result, but it never started")
+        return tuple(c for c in state if c != call)
+
+
 CORE_MONITORS: tuple[Monitor, ...] = (NoLostSteers(), OneActiveTurn(), OrderedHistory(), PairedToolResults())
 CORE_PROPERTY_NAMES = tuple(monitor.name for monitor in CORE_MONITORS)

@@ -13,6 +13,11 @@ that must catch it:
                                            # or { name = "property", ... }
     max_states = 50000                     # optional limits: max_states, max_depth, timeout
 
+A point the correct model is expected to fail, because the real system behaves so, says which
+properties fail and why: `expect = "violation"` with `violated = ["property", ...]` (the case passes
+only when exactly these are violated or unreached) and `reason = "..."` (the documented behaviour and
+the build it comes from), so the point keeps judging every other property.
+
 Every case runs `sim.checking.engines.check` with `keep_going`, so the catching property is judged even when
 another one is violated first. A case passes when the correct model's status is `expect`, or when the
 bug variant's catching property is `violated`. A malformed table is refused before anything runs, with
@@ -40,7 +45,7 @@ from sim.report.formats import junit_xml
 from sim.report.steptable import failure_text
 
 STATUSES = ("ok", "violation", "incomplete")
-ENTRY_KEYS = ("model", "grid", "expect", "bugs", "max_states", "max_depth", "timeout")
+ENTRY_KEYS = ("model", "grid", "expect", "violated", "reason", "bugs", "max_states", "max_depth", "timeout")
 LIMIT_KEYS = {"max_states": int, "max_depth": int, "timeout": (int, float)}
 
 
@@ -56,6 +61,7 @@ class Case:
     expect: str | None
     catcher: str | None
     limits: dict[str, Any]
+    violated: tuple[str, ...] = ()  # with expect "violation": exactly the properties that fail
 
     @property
     def name(self) -> str:
@@ -64,7 +70,9 @@ class Case:
         return self.model + (f"[{point}]" if point else "") + (f" bug={self.bug}" if self.bug else "")
 
     def expectation(self) -> str:
-        return f"{self.catcher} violated" if self.bug else str(self.expect)
+        if self.bug:
+            return f"{self.catcher} violated"
+        return f"{self.expect} ({', '.join(self.violated)})" if self.violated else str(self.expect)
 
     def command(self) -> str:
         """The `steersim check` command line that reproduces this case."""
@@ -152,6 +160,7 @@ def _entry_cases(where: str, entry: Mapping[str, Any]) -> list[Case]:
     expect = entry.get("expect")
     if expect is not None and expect not in STATUSES:
         raise UsageError(f"{where}.expect: expected one of {', '.join(STATUSES)}, not {expect!r}")
+    violated = _violated(where, entry)
     limits = {}
     for key, kind in LIMIT_KEYS.items():
         if key in entry:
@@ -163,10 +172,26 @@ def _entry_cases(where: str, entry: Mapping[str, Any]) -> list[Case]:
     cases = []
     for point in _grid(f"{where}.grid", spec, entry.get("grid", {})):
         if expect is not None:
-            cases.append(Case(name, spec.resolve(point), point, None, expect, None, limits))
+            cases.append(Case(name, spec.resolve(point), point, None, expect, None, limits, violated))
         cases.extend(Case(name, spec.resolve(point, bug), point, bug, None, catcher, limits)
                      for bug, catcher in bugs.items())
     return cases
+
+
+def _violated(where: str, entry: Mapping[str, Any]) -> tuple[str, ...]:
+    """The properties an expected violation names, with the reason it is the real system's behaviour."""
+    if "violated" not in entry and "reason" not in entry:
+        return ()
+    if entry.get("expect") != "violation":
+        raise UsageError(f"{where}: violated and reason go with expect = \"violation\"")
+    names = entry.get("violated")
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+        raise UsageError(f"{where}.violated: expected a list of the property names that fail")
+    reason = entry.get("reason")
+    if not isinstance(reason, str) or not reason.strip():
+        raise UsageError(f"{where}.reason: say why the real system fails these (its documented behaviour, "
+                         "the build)")
+    return tuple(names)
 
 
 def _grid(where: str, spec: ModelSpec, grid: Any) -> list[dict[str, Any]]:
@@ -228,7 +253,9 @@ def run_case(case: Case) -> Outcome:
         return Outcome(case, False, INTERRUPTED, seconds)
     details = failure_text(case.name, result, model)
     if case.bug is None:
-        return Outcome(case, result.status == case.expect, _status_text(result), seconds, details)
+        broken = {p.name for p in result.properties if p.status in ("violated", "unreached")}
+        passed = result.status == case.expect and (not case.violated or broken == set(case.violated))
+        return Outcome(case, passed, _status_text(result), seconds, details)
     statuses = {p.name: p.status for p in result.properties}
     got = statuses.get(case.catcher or "")
     if got is None:

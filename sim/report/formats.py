@@ -25,6 +25,7 @@ def check_json(result: CheckResult, params: Mapping[str, Any], bug: str | None) 
         "seconds": round(result.seconds, 3),
         "notes": result.notes,
         "properties": [p.to_json() for p in result.properties],
+        "coverage": result.coverage.to_json(),
     }
 
 

@@ -117,6 +117,7 @@ def render_page(spec: ModelSpec, model: Model, params: dict[str, Any], bug: str 
     parts += _summary(result)
     parts += _params(spec, params)
     parts += _verdicts(result)
+    parts += _coverage(result)
     parts += _counterexamples(spec.name, model, params, bug, result, seed)
     parts += _state_space(spec.name, model, bug, result)
     command = command_line(reference or spec.name, params, bug, defaults)
@@ -160,6 +161,23 @@ def _verdicts(result: CheckResult) -> list[str]:
     return ["<h2>Properties</h2>",
             "<table><tr><th>property</th><th>kind</th><th>status</th><th>meaning</th><th></th></tr>"
             + "".join(rows) + "</table>"]
+
+
+def _coverage(result: CheckResult) -> list[str]:
+    """Transitions per action kind, so a reader sees what the check exercised and what it never reached."""
+    coverage = result.coverage
+    never = '<span class="badge bad">never fired</span>'
+    rows = "".join(f"<tr><td><code>{escape(kind)}</code></td><td>{count:,}</td><td>{'' if count else never}</td></tr>"
+                   for kind, count in coverage.fired)
+    out = ["<h2>Coverage</h2>",
+           '<p class="muted">Transitions explored per action kind (with --keep-going, so the whole graph).</p>',
+           f"<table><tr><th>action kind</th><th>transitions</th><th></th></tr>{rows}</table>"]
+    if not coverage.declared:
+        out.append('<p class="muted">The model declares no action_kinds, so no kind can be seen unfired.</p>')
+    if coverage.undeclared:
+        out.append(f'<p class="violation">Fired but not declared in action_kinds: '
+                   f"{escape(', '.join(coverage.undeclared))}.</p>")
+    return out
 
 
 def _counterexamples(name: str, model: Model, params: dict[str, Any], bug: str | None, result: CheckResult,

@@ -1,0 +1,366 @@
+"""Mutation score of each model's check matrix: how many sampled mutants of the model's transition code
+the matrix of `pyproject.toml` (`[[tool.steersim.check]]`) kills.
+
+A mutant changes one spot of a model's transition code with the `ast` module: a comparison operator
+(`<` to `<=`, `==` to `!=`, `in` to `not in`, ...), an int or bool constant, a boolean operator (`and`
+to `or`), a condition negated (`if`, `while`, conditional expressions and comprehension filters), or a
+statement deleted. Each spot has a stable id (file, function, the spot's number among that function's
+spots of its operator, and what changes), and the sample is the `--mutants` ids of lowest hash under
+`--seed`, so an edit elsewhere in a file leaves the rest of the sample as it was. Each mutant is checked
+in a subprocess, against a copy of `models/` holding the mutated file, by every matrix case of its model
+(the teaching model with `--engine generic`, so that its vector kernel does not run in place of the
+code under test); the first case that fails kills it. A model error or the timeout counts as killed
+too (the check noticed), and is shown apart. Mutants judged equivalent (no check can tell them from the
+original) are listed with the reason in `benchmarks/mutation-equivalents.toml` and excluded from the
+score.
+
+    python benchmarks/mutation.py                         # 40 mutants per model, seed 0
+    python benchmarks/mutation.py --models foundry --mutants 10 --timeout 60
+    python benchmarks/mutation.py --list openclaw        # the sampled mutants, without running them
+
+Columns: model, mutants, killed (of which by a model error or the timeout), equivalent, survived, and
+the score killed / (mutants - equivalent). The survivors follow, one line each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import copy
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+EQUIVALENTS = ROOT / "benchmarks" / "mutation-equivalents.toml"
+
+# The transition code of each model: the files whose functions decide what the model does.
+TARGETS: dict[str, tuple[str, ...]] = {
+    "teaching": ("models/teaching/model.py",),
+    "openai-ws": ("models/openai_ws/model.py",),
+    "foundry": ("models/foundry/model.py",),
+    "openclaw": ("models/openclaw/model.py", "models/openclaw/agent_core.py", "models/openclaw/gateway.py",
+                 "models/openclaw/codex.py"),
+}
+ENGINES = {"teaching": "generic"}
+# Not transition code: the properties judge the model, and the rest are hooks the matrix never runs.
+SKIPPED_FUNCTIONS = frozenset(("properties", "default_timing", "vector_kernel", "is_local", "match_event",
+                               "symmetry", "monitors"))
+SWAPPED_COMPARISONS = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq,
+                       ast.NotEq: ast.Eq, ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot,
+                       ast.IsNot: ast.Is}
+DELETABLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.If, ast.For, ast.Return)
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One spot of one file and how it changes. `id` is stable under edits elsewhere in the file."""
+
+    model: str
+    path: str
+    function: str
+    operator: str
+    ordinal: int  # the spot's number among its function's spots of this operator
+    line: int
+    change: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.path}:{self.function}#{self.operator}{self.ordinal}:{self.change}"
+
+
+def _functions(tree: ast.Module) -> Iterator[tuple[str, ast.FunctionDef]]:
+    """Every function and method of a module, with its qualified name, in source order."""
+    def visit(body: Sequence[ast.stmt], prefix: str) -> Iterator[tuple[str, ast.FunctionDef]]:
+        for node in body:
+            if isinstance(node, ast.ClassDef):
+                yield from visit(node.body, f"{prefix}{node.name}.")
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                yield f"{prefix}{node.name}", node  # type: ignore[misc]
+                yield from visit(node.body, f"{prefix}{node.name}.")
+    yield from visit(tree.body, "")
+
+
+def _spots(function: ast.FunctionDef) -> Iterator[tuple[str, ast.AST, int, str]]:
+    """(operator, node, index, change) for every mutable spot of one function's own body (nested
+    functions are visited as functions of their own), in a fixed order."""
+    nested = {id(n) for n in ast.walk(function) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+              and n is not function}
+    stack: list[ast.AST] = [function]
+    while stack:
+        node = stack.pop()
+        if id(node) in nested and not isinstance(node, ast.Lambda):
+            continue
+        yield from _node_spots(node)
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+
+def _node_spots(node: ast.AST) -> Iterator[tuple[str, ast.AST, int, str]]:
+    if isinstance(node, ast.Compare):
+        for k, op in enumerate(node.ops):
+            swapped = SWAPPED_COMPARISONS.get(type(op))
+            if swapped is not None:
+                yield "compare", node, k, f"{type(op).__name__}->{swapped.__name__}"
+    elif isinstance(node, ast.Constant) and isinstance(node.value, bool):
+        yield "constant", node, 0, f"{node.value}->{not node.value}"
+    elif isinstance(node, ast.Constant) and type(node.value) is int:
+        yield "constant", node, 0, f"{node.value}->{_new_int(node.value)}"
+    elif isinstance(node, ast.BoolOp):
+        yield "boolop", node, 0, f"{type(node.op).__name__}->{'Or' if isinstance(node.op, ast.And) else 'And'}"
+    if isinstance(node, (ast.If, ast.While, ast.IfExp)):
+        yield "negate", node, 0, f"not({ast.unparse(node.test)[:40]})"
+    elif isinstance(node, ast.comprehension):
+        for k, cond in enumerate(node.ifs):
+            yield "negate", node, k, f"not({ast.unparse(cond)[:40]})"
+    for field in ("body", "orelse"):
+        body = getattr(node, field, None)
+        if isinstance(body, list):
+            for k, stmt in enumerate(body):
+                if _deletable(stmt, k):
+                    yield "delete", node, (field, k), f"del {type(stmt).__name__}"  # type: ignore
+
+
+def _deletable(stmt: ast.stmt, index: int) -> bool:
+    if not isinstance(stmt, DELETABLE):
+        return False
+    is_docstring = index == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+    return not is_docstring
+
+
+def _new_int(value: int) -> int:
+    return 0 if value == 1 else value + 1
+
+
+def _apply(node: ast.AST, operator: str, index: object) -> None:
+    """Change `node` in place, as the spot says."""
+    if operator == "compare":
+        node.ops[index] = SWAPPED_COMPARISONS[type(node.ops[index])]()  # type: ignore[attr-defined,index]
+    elif operator == "constant":
+        value = node.value  # type: ignore[attr-defined]
+        node.value = (not value) if isinstance(value, bool) else _new_int(value)  # type: ignore[attr-defined]
+    elif operator == "boolop":
+        node.op = ast.Or() if isinstance(node.op, ast.And) else ast.And()  # type: ignore[attr-defined]
+    elif operator == "negate" and isinstance(node, ast.comprehension):
+        node.ifs[index] = ast.UnaryOp(ast.Not(), node.ifs[index])  # type: ignore[index]
+    elif operator == "negate":
+        node.test = ast.UnaryOp(ast.Not(), node.test)  # type: ignore[attr-defined]
+    else:
+        field, k = index  # type: ignore[misc]
+        body = getattr(node, field)
+        body[k] = ast.Pass()
+        ast.copy_location(body[k], node)
+
+
+def enumerate_mutants(model: str) -> list[tuple[Mutant, int]]:
+    """Every mutant of the model's files, with its position in the walk that `mutated_source` repeats."""
+    out = []
+    for path in TARGETS[model]:
+        for position, (mutant, _, _) in enumerate(_walk(model, path, ast.parse((ROOT / path).read_text()))):
+            out.append((mutant, position))
+    return out
+
+
+def _walk(model: str, path: str, tree: ast.Module) -> Iterator[tuple[Mutant, ast.AST, object]]:
+    for name, function in _functions(tree):
+        if name.rsplit(".", 1)[-1] in SKIPPED_FUNCTIONS:
+            continue
+        counts: dict[str, int] = {}
+        for operator, node, index, change in _spots(function):
+            ordinal = counts[operator] = counts.get(operator, -1) + 1
+            line = getattr(node, "lineno", function.lineno)
+            if operator == "delete":
+                line = getattr(node, index[0])[index[1]].lineno  # type: ignore[index]
+            yield Mutant(model, path, name, operator, ordinal, line, change), node, index
+
+
+def mutated_source(mutant: Mutant) -> str:
+    tree = ast.parse((ROOT / mutant.path).read_text())
+    for found, node, index in _walk(mutant.model, mutant.path, tree):
+        if found.id == mutant.id:
+            _apply(node, found.operator, index)
+            return ast.unparse(ast.fix_missing_locations(tree))
+    raise KeyError(mutant.id)
+
+
+def sample(model: str, count: int, seed: int) -> list[Mutant]:
+    """The `count` mutants of lowest hash: a fixed sample for a seed that moves only where code moved."""
+    mutants = [m for m, _ in enumerate_mutants(model)]
+    ranked = sorted(mutants, key=lambda m: hashlib.sha256(f"{seed}:{m.id}".encode()).hexdigest())
+    chosen = ranked[:count]
+    return sorted(chosen, key=lambda m: (m.path, m.line, m.id))
+
+
+def load_equivalents() -> dict[str, str]:
+    """Mutant id -> why no check can tell it from the original."""
+    if not EQUIVALENTS.exists():
+        return {}
+    data = tomllib.loads(EQUIVALENTS.read_text())
+    return {entry["id"]: entry["reason"] for entry in data.get("equivalent", [])}
+
+
+# ---------------------------------------------------------------------- one mutant, in a subprocess
+def check_matrix(model: str, config: Path) -> dict[str, object]:
+    """Run the model's matrix cases of `config` in this process (the mutated copy comes first on the path);
+    stop at the first failing case. Correct-model cases run first: they are the cheap kills."""
+    from sim.checking.engines import check
+    from sim.checking.explorer import CheckOptions
+    from sim.core.registry import get_model_spec
+    from sim.errors import UsageError
+    from sim.integrations.ci import load_matrix
+
+    cases = [c for c in load_matrix(config) if c.model == model]
+    cases.sort(key=lambda c: c.bug is not None)
+    engine = ENGINES.get(model, "auto")
+    for case in cases:
+        try:
+            built = get_model_spec(case.model).build(case.params, case.bug)
+            keep_going = case.bug is not None or bool(case.violated)  # judge every property the case names
+            result = check(built, CheckOptions(keep_going=keep_going, engine=engine, **case.limits))
+        except UsageError as error:
+            return {"killed": True, "by": "error", "case": case.name, "detail": str(error).splitlines()[0][:160]}
+        broken = [p.name for p in result.properties if p.status in ("violated", "unreached")]
+        if case.bug is None and (result.status != case.expect or (case.violated and set(broken) != set(case.violated))):
+            return {"killed": True, "by": "check", "case": case.name, "detail": ", ".join(broken) or result.status}
+        statuses = {p.name: p.status for p in result.properties}
+        if case.bug is not None and statuses.get(case.catcher or "") != "violated":
+            return {"killed": True, "by": "check", "case": case.name,
+                    "detail": f"{case.catcher} {statuses.get(case.catcher or '')}"}
+    return {"killed": False, "cases": len(cases)}
+
+
+def run_mutant(mutant: Mutant | None, model: str, timeout: float, workdir: Path) -> dict[str, object]:
+    """Check one mutant (None: the unmutated copy) in a subprocess against a copy of models/."""
+    target = workdir / "models"
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(ROOT / "models", target, ignore=shutil.ignore_patterns("node", "__pycache__"))
+    node = ROOT / "models" / "openclaw" / "node"
+    if node.exists():
+        os.symlink(node, target / "openclaw" / "node")
+    if mutant is not None:
+        (workdir / mutant.path).write_text(mutated_source(mutant))
+    env = {**os.environ, "PYTHONPATH": f"{workdir}{os.pathsep}{ROOT}", "PYTHONDONTWRITEBYTECODE": "1"}
+    command = [sys.executable, str(ROOT / "benchmarks" / "mutation.py"), "--check-one", model, "--expect-root",
+               str(workdir), "--config", str(workdir / "matrix.toml")]
+    started = time.monotonic()
+    try:
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout, cwd=workdir)
+    except subprocess.TimeoutExpired:
+        return {"killed": True, "by": "timeout", "detail": f"over {timeout:g} s", "seconds": timeout}
+    seconds = time.monotonic() - started
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines:
+        tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        return {"killed": True, "by": "error", "detail": tail[:160], "seconds": seconds}
+    return {**json.loads(lines[-1]), "seconds": seconds}
+
+
+# ---------------------------------------------------------------------- the table
+def score(model: str, mutants: Sequence[Mutant], config: Path, timeout: float | None, equivalents: dict[str, str],
+          echo: bool) -> tuple[list[str], list[str]]:
+    """The model's table row and its survivor lines. Without a `timeout`, a mutant may take five times
+    as long as the unmutated model, and ten seconds more."""
+    killed = by_other = equivalent = 0
+    survivors = []
+    with tempfile.TemporaryDirectory(prefix="steersim-mutation-") as tmp:
+        workdir = Path(tmp)
+        shutil.copyfile(config, workdir / "matrix.toml")  # the matrix as it was when the run began
+        baseline = run_mutant(None, model, 3600.0, workdir)
+        if baseline.get("killed"):
+            raise SystemExit(f"the unmutated {model} model fails its own matrix: {baseline}")
+        if timeout is None:
+            timeout = 5 * float(baseline["seconds"]) + 10  # type: ignore[arg-type]
+        for mutant in mutants:
+            if mutant.id in equivalents:
+                equivalent += 1
+                continue
+            outcome = run_mutant(mutant, model, timeout, workdir)
+            if echo:
+                print(f"  {model} {mutant.id} (line {mutant.line}): "
+                      f"{'killed by ' + str(outcome['by']) if outcome['killed'] else 'SURVIVED'} "
+                      f"({outcome.get('seconds', 0):.1f} s)", file=sys.stderr, flush=True)
+            if outcome["killed"]:
+                killed += 1
+                by_other += outcome["by"] != "check"
+            else:
+                survivors.append(f"{model}  {mutant.id}  (line {mutant.line})")
+    judged = len(mutants) - equivalent
+    percent = 100.0 * killed / judged if judged else 100.0
+    row = [model, str(len(mutants)), f"{killed} ({by_other})", str(equivalent), str(len(survivors)),
+           f"{percent:.0f}%"]
+    return row, survivors
+
+
+def print_table(rows: Sequence[Sequence[str]]) -> None:
+    head = ["model", "mutants", "killed (error/timeout)", "equivalent", "survived", "score"]
+    widths = [max(len(r[i]) for r in (head, *rows)) for i in range(len(head))]
+    for r in (head, *rows):
+        print("  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--models", nargs="+", default=list(TARGETS), choices=list(TARGETS))
+    parser.add_argument("--mutants", type=int, default=40, help="mutants sampled per model (default 40)")
+    parser.add_argument("--seed", type=int, default=0, help="sample seed (default 0)")
+    parser.add_argument("--timeout", type=float,
+                        help="seconds per mutant before it counts as killed (default: 5 times the unmutated run, +10)")
+    parser.add_argument("--config", type=Path, default=ROOT / "pyproject.toml",
+                        help="the file holding the check matrix (default: pyproject.toml)")
+    parser.add_argument("--list", metavar="MODEL", choices=list(TARGETS), help="print the sample and stop")
+    parser.add_argument("--show", metavar="ID", help="print the mutated function of one mutant id and stop")
+    parser.add_argument("--quiet", action="store_true", help="no per-mutant lines on stderr")
+    parser.add_argument("--check-one", metavar="MODEL", help=argparse.SUPPRESS)
+    parser.add_argument("--expect-root", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.check_one:
+        import models
+
+        if args.expect_root and not Path(models.__file__).resolve().is_relative_to(Path(args.expect_root).resolve()):
+            raise SystemExit(f"the mutated copy is not the one imported: models is {models.__file__}")
+        print(json.dumps(check_matrix(args.check_one, args.config)))
+        return 0
+    if args.list or args.show:
+        equivalents = load_equivalents()
+        for model in [args.list] if args.list else TARGETS:
+            for mutant in sample(model, args.mutants, args.seed):
+                if args.show and mutant.id == args.show:
+                    print(_mutated_function(mutant))
+                    return 0
+                if args.list:
+                    mark = "  (equivalent)" if mutant.id in equivalents else ""
+                    print(f"{mutant.id}  (line {mutant.line}){mark}")
+        return 0 if args.list else 2
+    equivalents = load_equivalents()
+    rows, survivors = [], []
+    for model in args.models:
+        row, lost = score(model, sample(model, args.mutants, args.seed), args.config, args.timeout, equivalents,
+                          not args.quiet)
+        rows.append(row)
+        survivors.extend(lost)
+    print_table(rows)
+    if survivors:
+        print("\nsurvivors:")
+        print("\n".join(survivors))
+    return 0
+
+
+def _mutated_function(mutant: Mutant) -> str:
+    tree = ast.parse(mutated_source(mutant))
+    for name, function in _functions(tree):
+        if name == mutant.function:
+            return ast.unparse(copy.deepcopy(function))
+    return mutated_source(mutant)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

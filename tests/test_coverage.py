@@ -1,0 +1,77 @@
+"""Action coverage: every check counts the transitions of each action kind and names the declared
+kinds that never fired; `--require-coverage` fails on them. Both engines, and several workers, count
+the same."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from sim.checking.coverage import coverage_of
+from sim.checking.engines import check
+from sim.checking.explorer import CheckOptions
+from sim.checking.parallel import check_parallel
+from sim.cli import main
+from sim.core.registry import get_model_spec
+from sim.errors import EXIT_OK, EXIT_VIOLATION
+from tests.test_authoring import readme_model, variant
+
+DECLARED = '''    name = "drop-oldest"
+    fair_actors = ("agent",)
+    action_kinds = ("user.steer", "agent.start", "agent.run_tool", "agent.collect", "agent.apply", "agent.end",
+                    "agent.retry")
+'''
+
+
+@pytest.fixture
+def declared_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The README's model declaring its kinds, and one more (`agent.retry`) that no state enables."""
+    source = variant(readme_model(), '    name = "drop-oldest"\n    fair_actors = ("agent",)\n', DECLARED)
+    (tmp_path / "declared.py").write_text(source)
+    (tmp_path / "undeclared.py").write_text(readme_model())
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_a_declared_kind_that_never_fires_is_named_and_fails_require_coverage(declared_dir: Path, capsys) -> None:
+    assert main(["check", "declared.py:SPEC", "--quiet", "--json", "c.json"]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert "coverage: never fired at these parameters: agent.retry" in out
+    coverage = json.loads(Path("c.json").read_text())["coverage"]
+    assert coverage["unfired"] == ["agent.retry"] and coverage["actions"]["agent.retry"] == 0
+    assert all(count > 0 for kind, count in coverage["actions"].items() if kind != "agent.retry")
+    assert main(["check", "declared.py:SPEC", "--quiet", "--require-coverage"]) == EXIT_VIOLATION
+    assert "action kind agent.retry never fired" in capsys.readouterr().out
+
+
+def test_a_model_that_declares_no_kinds_lists_those_seen_and_passes_require_coverage(declared_dir: Path,
+                                                                                      capsys) -> None:
+    assert main(["check", "undeclared.py:SPEC", "--quiet", "--require-coverage", "--json", "c.json"]) == EXIT_OK
+    coverage = json.loads(Path("c.json").read_text())["coverage"]
+    assert coverage["declared"] is False and coverage["unfired"] == []
+    assert sorted(coverage["actions"]) == ["agent.apply", "agent.collect", "agent.end", "agent.run_tool",
+                                           "agent.start", "user.steer"]
+    assert "declares no action_kinds" in capsys.readouterr().out
+
+
+def test_the_built_in_models_declare_every_kind_they_fire() -> None:
+    for name in ("teaching", "openai-ws", "foundry", "openclaw"):
+        result = check(get_model_spec(name).build({}, None), CheckOptions(keep_going=True))
+        assert result.coverage.declared and not result.coverage.undeclared, name
+        assert sum(count for _, count in result.coverage.fired) == result.transitions, name
+
+
+def test_the_vector_engine_and_workers_count_as_the_generic_engine() -> None:
+    model = get_model_spec("teaching").build({"K": 2, "N": 2, "P": 1}, None)
+    generic = check(model, CheckOptions(engine="generic"))
+    assert check(model, CheckOptions(engine="vector")).coverage == generic.coverage
+    assert check_parallel(model, CheckOptions(), 2).coverage == generic.coverage
+    assert generic.coverage.unfired == ()
+
+
+def test_counts_follow_the_declaration_order_and_put_undeclared_kinds_last_by_name() -> None:
+    coverage = coverage_of(("b", "a"), {"z": 1, "a": 2, "y": 3})
+    assert coverage.fired == (("b", 0), ("a", 2), ("y", 3), ("z", 1))
+    assert coverage.unfired == ("b",) and coverage.undeclared == ("y", "z")
