@@ -83,13 +83,18 @@ class OpenAIWsModel:
     def chain(self, lane: int) -> str:
         return self.stream_id(lane) or DEFAULT_CHAIN
 
-    def root_plan(self, conn: int) -> tuple[str, ...]:
-        """A first-connection root runs its hosted tools, then ends with a client-owned call (if any) or
-        a message; every other response writes one message."""
+    def root_plan(self, conn: int, tools: bool) -> tuple[str, ...]:
+        """A first-connection root runs its hosted tools, then ends with a call of the client's function
+        tool (when its create declared one) or a message; every other response writes one message."""
         if conn > 0:
             return ("message",)
-        last = ("function_call",) if self.p["client_tools"] else ("message",)
+        last = ("function_call",) if tools else ("message",)
         return ("web_search_call",) * self.p["hosted_tools"] + last
+
+    def tool_choices(self) -> tuple[bool, ...]:
+        """Whether a root's create declares the client's function tool: client_tools 0 never, 1 always,
+        2 as the client chooses (a served real client)."""
+        return ((False,), (True,), (False, True))[self.p["client_tools"]]
 
     # ------------------------------------------------------------------ Model API
     def init_states(self) -> Sequence[WsState]:
@@ -133,7 +138,9 @@ class OpenAIWsModel:
     def _client_actions(self, s: WsState) -> list[Action]:
         if not s.connected:
             return [Action(CLIENT, "client.reconnect", (s.conn + 1,))]
-        out = [Action(CLIENT, "client.create", (lane,)) for lane in range(self.lanes) if not s.rooted[lane]]
+        out = [Action(CLIENT, "client.create", (lane, tools)) for lane in range(self.lanes) if not s.rooted[lane]
+               for tools in self.tool_choices()]
+        out.extend(Action(CLIENT, "client.followup", (parent,)) for parent in self.followup_parents(s))
         if len(s.steers) < self.p["steers"]:
             validity = (True, False) if self.p["invalid_input"] else (True,)
             for target in self.steer_targets(s):
@@ -157,11 +164,31 @@ class OpenAIWsModel:
             return r.answered and sum(1 for x in s.responses if x.parent == index) == 1
         return False
 
+    def followup_parents(self, s: WsState) -> list[int]:
+        """A new request continuing a lane's finished chain (carrying, say, a failed steer's input, as
+        `response.steer.failed` invites): its newest response on this connection ended and nothing
+        follows it; `followups` bounds them in the whole run."""
+        if sum(1 for r in s.responses if r.origin == "followup") >= self.p["followups"]:
+            return []
+        out = []
+        for lane in range(self.lanes):
+            on_lane = [i for i, r in enumerate(s.responses) if r.lane == lane and r.conn == s.conn]
+            if on_lane:
+                newest = s.responses[on_lane[-1]]
+                if newest.terminal and newest.next == ENDED and newest.successor < 0:
+                    out.append(on_lane[-1])
+        return out
+
     def steer_targets(self, s: WsState) -> list[int]:
-        """The two newest responses of each lane whose `response.created` the client has seen."""
+        """The two newest responses of each lane whose `response.created` the client has seen, less those
+        whose successor it already used (bug `steer-stale-parent`: not less them)."""
+        from models.openai_ws.properties import named_responses
+
+        named = named_responses(s)
         out: list[int] = []
         for lane in range(self.lanes):
-            on_lane = [i for i, r in enumerate(s.responses) if r.lane == lane]
+            on_lane = [i for i, r in enumerate(s.responses) if r.lane == lane
+                       and (self.bug == "steer-stale-parent" or r.successor not in named)]
             out.extend(sorted(on_lane[-2:]))
         return out
 
@@ -348,12 +375,19 @@ class _Step:
         self.update(parent, successor=index)
 
     # ------------------------------------------------------------------ client actions
-    def client_create(self, lane: int) -> None:
+    def client_create(self, lane: int, tools: bool) -> None:
         steerable = self.m.p["steerable"]
-        self.receive(wire.client_create(self.m.stream_id(lane), steerable))
+        self.receive(wire.client_create(self.m.stream_id(lane), steerable, tools))
         self.rooted = (*self.rooted[:lane], True, *self.rooted[lane + 1 :])
         carried, self.carry = self.carry, ()
-        self.start(lane, -1, "root", self.m.root_plan(self.conn), steerable, carried)
+        self.start(lane, -1, "root", self.m.root_plan(self.conn, tools), steerable, carried)
+
+    def client_followup(self, parent: int) -> None:
+        """A new request after the parent's chain ended: one message, on the parent's lane."""
+        p = self.responses[parent]
+        self.receive(wire.client_followup(parent, self.stream(parent)))
+        index = self.start(p.lane, parent, "followup", ("message",), p.steerable, ())
+        self.update(parent, successor=index)
 
     def client_reconnect(self, conn: int) -> None:
         """A fresh connection: nothing of the old one's cache or queues carries over (R14)."""
@@ -373,6 +407,7 @@ class _Step:
         frame = wire.client_steer(target, steer_input)
         if self.bug == "stream-id-on-steer":
             frame.update(wire.lane_field(self.stream(target)))
+            valid = valid and "stream_id" not in frame  # A16: the event accepts only its three fields
         self.receive(frame)
         self.steers.append(Steer(target, self.conn, text, valid, REJECTED))
         code = self.refusal(target, valid)
