@@ -66,7 +66,8 @@ def canonical_input(value: Any) -> str:
 @dataclass(frozen=True)
 class ClientView:
     """`unresolved` the canonical inputs of accepted, unresolved steers on this connection; `lanes` each
-    known response's stream_id; `automatic` parents whose queued steers continue without the client;
+    known response's stream_id; `automatic` parents whose queued steers continue (or continued) without
+    the client;
     `awaiting` parents whose queued steers wait for required input; `continued` parents with steers that
     already got an explicit continuation; `superseded` responses whose successor the client has already
     named in a frame of its own (proof that it saw the successor's `response.created`: frames on one
@@ -122,12 +123,14 @@ class WireTracker:
     outcome: dict[str, str] = field(default_factory=dict)  # terminal response id -> "auto" | "input"
     continued: set[str] = field(default_factory=set)
     successors: dict[str, str] = field(default_factory=dict)  # parent id -> successor id
+    auto_continued: set[str] = field(default_factory=set)  # parents whose queued steers continued automatically
     named: set[str] = field(default_factory=set)  # response ids the client's own frames referred to
     last_steer_input: str = ""
     violations: list[tuple[str, str]] = field(default_factory=list)
 
     def view(self) -> ClientView:
-        automatic = tuple(sorted(r for r, ids in self.queued.items() if ids and self.outcome.get(r) == "auto"))
+        automatic = tuple(sorted({r for r, ids in self.queued.items() if ids and self.outcome.get(r) == "auto"}
+                                 | self.auto_continued))
         awaiting = tuple(sorted(r for r, ids in self.queued.items() if ids and self.outcome.get(r) == "input"))
         superseded = tuple(sorted(p for p, s in self.successors.items() if s in self.named))
         return ClientView(tuple(sorted(self.inputs.values())), tuple(sorted(self.lanes.items())), automatic,
@@ -155,6 +158,8 @@ class WireTracker:
             parent = response.get("previous_response_id")
             if parent:
                 self.successors[parent] = response["id"]
+                if self.queued.get(parent) and self.outcome.get(parent) == "auto":
+                    self.auto_continued.add(parent)
             self._resolve(self.queued.pop(parent or "", []))
         elif kind == "response.steer.accepted":
             sid, target = data["steer"]["id"], data["steer"]["previous_response_id"]
@@ -176,6 +181,7 @@ class WireTracker:
         self._resolve(list(self.inputs))
         self.queued.clear()
         self.successors.clear()
+        self.auto_continued.clear()
         self.named.clear()
 
     def _resolve(self, ids: Iterable[str]) -> None:

@@ -304,7 +304,8 @@ def view_of_state(model: OpenAIWsModel, s: WsState) -> ClientView:
     unresolved = tuple(sorted(canonical_input(wire.steer_text(st.text)) for st in s.steers
                               if st.status in UNRESOLVED and st.conn == s.conn))
     lanes = tuple(sorted((wire.response_id(i), model.stream_id(r.lane)) for i, r in enumerate(s.responses)))
-    automatic = tuple(wire.response_id(i) for i, r in enumerate(s.responses) if r.queue and r.next == AUTO)
+    automatic = tuple(wire.response_id(i) for i, r in enumerate(s.responses) if (r.queue and r.next == AUTO)
+                      or (r.successor >= 0 and s.responses[r.successor].origin == "auto"))
     awaiting = tuple(wire.response_id(i) for i, r in enumerate(s.responses) if r.queue and r.next == WAITING)
     continued = tuple(sorted({wire.response_id(st.target) for st in s.steers
                               if st.status == COMMITTED and s.responses[st.target].answered}))

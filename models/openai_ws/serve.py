@@ -38,6 +38,7 @@ INVITING = frozenset({"response.created", "response.completed", "response.incomp
                       "response.steer.failed", "response.steer.pending"})
 LAGS = (0, 0, 1, 2, 4)
 LISTEN_SECONDS = 0.5  # how long a scheduled read waits for a client that has nothing to say
+FIRST_LISTEN_SECONDS = 3.0  # the same for a connection's first reaction (an SDK's first event parse is slow)
 FAULT_WEIGHT = 0.15  # a drop is rarer than the server's ordinary moves
 TOOL_OUTPUT_SECONDS = 10.0  # announced: how long the server waits for required input after steer.pending
 IDLE_SECONDS = 5.0  # nothing to do and nothing heard: the server ends the session
@@ -58,8 +59,9 @@ class SeededChoices:
     def listen(self) -> bool:
         return self.lag == 0
 
-    def listen_seconds(self) -> float:
-        return LISTEN_SECONDS
+    def listen_seconds(self, heard: int) -> float:
+        """`heard`: client frames read on this connection so far."""
+        return LISTEN_SECONDS if heard > 1 else FIRST_LISTEN_SECONDS
 
     def sent(self, frames: Sequence[dict[str, Any]]) -> None:
         if self.lag is None and any(f["type"] in INVITING for f in frames):
@@ -90,7 +92,7 @@ class ReplayedChoices:
     def listen(self) -> bool:
         return self.position < len(self.script) and not self._next_is_server()
 
-    def listen_seconds(self) -> float:
+    def listen_seconds(self, heard: int) -> float:
         return IDLE_SECONDS
 
     def sent(self, frames: Sequence[dict[str, Any]]) -> None:
@@ -157,14 +159,16 @@ class ModelServer:
     async def _drive(self, ws: ServerConnection) -> None:
         inbox: asyncio.Queue[str | None] = asyncio.Queue()
         reader = asyncio.create_task(self._read(ws, inbox))
+        heard = 0
         try:
             while True:
                 if self.choices.listen():
-                    raw = await self._next_frame(inbox, self.choices.listen_seconds())
+                    raw = await self._next_frame(inbox, self.choices.listen_seconds(heard))
                     self.choices.heard()
                     if raw is None:
                         return  # the client closed
                     if raw:
+                        heard += 1
                         if not await self._frame(ws, raw):
                             return
                         continue
@@ -182,6 +186,7 @@ class ModelServer:
                             self.session.required_input_overdue(self.tool_seconds)
                         await ws.close(1000, "idle")
                         return
+                    heard += 1
                     if not await self._frame(ws, raw):
                         return
                     continue

@@ -166,7 +166,7 @@ class Client:
                 self.calls[response.id] = calls
             if kind == "response.completed":
                 self.final_text = response.output_text
-                if calls:
+                if calls and BREAK != "resend-accepted":  # that defect resends when pending asks
                     await self.continue_with_output(response.id)
             if (BREAK == "automatic-continuation" and self.unresolved_on(response.id) and not calls
                     and "auto" not in self.broken):
