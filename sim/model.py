@@ -138,7 +138,7 @@ class Model(Protocol[S]):
 
 
 DEFAULT_TIMING: Mapping[str, Any] = MappingProxyType({"default": {"dist": "exponential", "mean": 1.0}})
-OPTIONAL_HOOKS = ("is_local", "symmetry", "vector_kernel", "match_event")
+OPTIONAL_HOOKS = ("is_local", "symmetry", "vector_kernel", "match_event", "judge_recorded")
 
 
 class ModelBase(ABC, Generic[S]):
@@ -153,7 +153,7 @@ class ModelBase(ABC, Generic[S]):
     monitors; one exponential timing of mean 1 for every kind. The optional hooks are declared here as
     None, and a model that offers one defines it as a method (see the README, "Contracts beyond the
     design card"): `is_local(action)`, `symmetry(state)`, `vector_kernel()`, `match_event(expected,
-    observed)`."""
+    observed)`, `judge_recorded(trace)`."""
 
     name: str = ""
     fair_actors: Sequence[str] = ()
@@ -161,6 +161,8 @@ class ModelBase(ABC, Generic[S]):
     symmetry: Callable[[Any], tuple[Any, Mapping[str, str]]] | None = None
     vector_kernel: Callable[[], Any] | None = None
     match_event: Callable[[Event, Event], bool] | None = None
+    # a model whose traces record a real peer's messages judges them again on replay (its findings)
+    judge_recorded: Callable[[Any], Sequence[Any]] | None = None
 
     def __init__(self, params: Mapping[str, Any] | None = None, bug: str | None = None) -> None:
         self.params = dict(params or {})

@@ -299,6 +299,8 @@ def _replay(trace: Trace, product: Product, done: list[str]) -> ReplayResult:
     ended = trace.end == "quiescent" or (trace.end == "violation" and trace.violations)
     if ended and not product.successors(state):
         violations.extend(product.end_violations(state))
+    if product.model.judge_recorded is not None:  # a model that judges again what a real peer sent
+        violations.extend(product.model.judge_recorded(trace))
     return ReplayResult(True, len(trace.steps), f"{len(trace.steps)} steps reproduced", violations)
 
 

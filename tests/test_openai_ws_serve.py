@@ -16,7 +16,9 @@ from models.openai_ws.session import SERVE_DEFAULTS
 from sim.errors import UsageError
 from sim.trace import read_trace, replay
 
-SEED_EXAMPLE = Path(__file__).resolve().parent.parent.parent / "shared" / "spec" / "openai-seed-example.py"
+# the shared folder beside the checkout (`../shared`), wherever the checkout sits
+SEED_EXAMPLE = next((folder / "shared" / "spec" / "openai-seed-example.py" for folder in Path(__file__).resolve().parents
+                     if (folder / "shared" / "spec" / "openai-seed-example.py").exists()), Path("openai-seed-example.py"))
 JS_EXAMPLE = Path(__file__).resolve().parent.parent / "models" / "openai_ws" / "node" / "seed-example.mjs"
 CAREFUL_CLIENT = Path(__file__).resolve().parent / "openai_ws_clients" / "careful_client.py"
 
@@ -134,6 +136,21 @@ def test_a_recorded_session_replays_against_the_same_client(seed_example, tmp_pa
     # the recorded frames carry the client's own text; `steersim replay` matches them as the model does
     result = replay(read_trace(trace))
     assert result.ok, result.message
+    assert result.violations == []
+
+
+@pytest.mark.parametrize("defect", ["stream-id-on-steer", "steer-stale-parent"])
+def test_replay_of_a_recorded_session_reproduces_its_finding(defect, tmp_path):
+    """The finding and the frame that ended the session are in the trace; replay judges them again."""
+    trace = tmp_path / "session.jsonl"
+    rule, params, _ = BROKEN[defect]
+    run = asyncio.run(run_example(CAREFUL_CLIENT, 2, {**SERVE_DEFAULTS, **params}, record=trace,
+                                  extra_env={"CAREFUL_CLIENT_BREAK": defect}))
+    recorded = read_trace(trace)
+    assert [v["property"] for v in recorded.violations] == [f["property"] for f in run.findings] == [rule]
+    result = replay(recorded)
+    assert result.ok, result.message
+    assert [v.property for v in result.violations] == [rule]
 
 
 def test_usage_errors():

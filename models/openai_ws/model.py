@@ -126,6 +126,13 @@ class OpenAIWsModel:
     def facts(self, event: Event) -> list[F.Fact]:
         return facts_of(event)
 
+    def judge_recorded(self, trace: Any) -> list[Any]:
+        """`steersim replay` of a served session: judge the real client's recorded frames again, as the
+        server did (`models.openai_ws.session.rejudge`); other traces have nothing more to judge."""
+        from models.openai_ws.session import rejudge
+
+        return rejudge(trace)
+
     def properties(self) -> list[Property]:
         from models.openai_ws.properties import model_properties
 

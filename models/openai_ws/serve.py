@@ -266,10 +266,9 @@ def session_trace(session: Session, seed: int | None):
     """The session as a trace: every step with its wall time (seconds since the server started), the
     client's own frames, and the findings, with the frame that ended the session, on the last line."""
     findings = [Violation(f.property, f"{f.kind}: {f.summary}") for f in session.findings]
-    end = "finding" if findings else (session.incomplete or "session ended")
     times = session.times if len(session.times) == len(session.transitions) else None
     return make_trace(SPEC.name, session.model.p, session.bug, 0, session.transitions, times=times, seed=seed,
-                      end=end, end_violations=findings)
+                      end=session.trace_end(), end_violations=findings)
 
 
 async def _serve_announced(session: Session, choices: SeededChoices | ReplayedChoices, port: int,

@@ -23,7 +23,7 @@ from models.openai_ws.spec import SPEC
 from models.openai_ws.state import PENDING, WAITING
 from sim.errors import EXIT_INCOMPLETE, EXIT_OK, EXIT_VIOLATION
 from sim.model import Action, Event
-from sim.product import Product, Transition
+from sim.product import Product, Transition, Violation
 from sim.validate import Validation, validate
 
 # The serving model: the seed example's shape (default lane), a client that may declare its function tool
@@ -60,6 +60,8 @@ class Session:
     times: list[float] = field(default_factory=list)
     incomplete: str = ""  # why the session stopped short of a verdict, if it did
     stopped: Finding | None = None  # the finding that ended the session early, if one did
+    last_frame: tuple[str, dict[str, Any]] | None = None  # a client frame that no step took, if any
+    overdue: float | None = None  # the tool-output timeout that ran out, if one did
 
     def __post_init__(self) -> None:
         self.model = SPEC.build(self.params, self.bug)
@@ -88,6 +90,7 @@ class Session:
         frame broke an obligation and the model cannot place it (the finding says which), a bound of the
         model's client was reached (`incomplete`), or nothing explains it (a divergence)."""
         observed = Event("client", "server", name, dict(data))
+        self.last_frame = (name, dict(data))
         if self._over_bound(name, data):
             return None
         broken = [Finding(rule, "obligation", f"{message}: {rule_text(rule)}")
@@ -98,6 +101,7 @@ class Session:
                 continue
             events = self.model.events(self.state[0], action)
             if events and frame_matches(events[0], observed):
+                self.last_frame = None
                 return self._take(action, observed)
         if broken:
             self.stopped = broken[0]
@@ -128,6 +132,7 @@ class Session:
         """The server waited `seconds` (the announced tool-output timeout) and heard nothing: every parent
         whose steers are pending on required input the client did not return is a finding."""
         s = self.state[0]
+        self.overdue = seconds
         for index in self.waiting_for_required_input():
             if any(s.steers[n].status == PENDING for n in s.responses[index].queue):
                 rule = "client-returns-required-input"
@@ -213,3 +218,40 @@ class Session:
 
     def actions_taken(self) -> Sequence[Action]:
         return [t.action for t in self.transitions]
+
+    def trace_end(self) -> str:
+        """The last line's `end` of the session's trace: enough to judge it again (`rejudge`)."""
+        end: dict[str, Any] = {"verdict": self.verdict()}
+        if self.last_frame is not None:
+            end["unplaced_frame"] = {"name": self.last_frame[0], "data": self.last_frame[1]}
+        if self.overdue is not None:
+            end["tool_output_timeout"] = self.overdue
+        return SERVED_END + json.dumps(end)
+
+
+SERVED_END = "served session "
+
+
+def rejudge(trace: Any) -> list[Violation]:
+    """The findings of a recorded served session, judged again: its client frames through a fresh
+    session (the obligations, the model's matching, the frame that no step took) and the final
+    validation. A trace that was not served has none."""
+    if not (trace.end or "").startswith(SERVED_END):
+        return []
+    end = json.loads(trace.end.removeprefix(SERVED_END))
+    session = Session(dict(trace.params), trace.bug)
+    for step in trace.steps:
+        if step.action["actor"] == "client":
+            first = step.events[0]
+            session.client_event(first["name"], first["data"])
+        else:
+            wanted = step.action
+            action = next(a for a in session.server_actions()
+                          if a.to_json() == {"actor": wanted["actor"], "kind": wanted["kind"], "args": wanted["args"]})
+            session.server_step(action)
+    if "unplaced_frame" in end:
+        session.client_event(end["unplaced_frame"]["name"], end["unplaced_frame"]["data"])
+    if "tool_output_timeout" in end:
+        session.required_input_overdue(end["tool_output_timeout"])
+    # the model's own monitors are replayed step by step already
+    return [Violation(f.property, f"{f.kind}: {f.summary}") for f in session.finish() if f.kind != "monitor"]
