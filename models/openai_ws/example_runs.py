@@ -132,13 +132,16 @@ def run_examples(script: Path, seeds: Iterable[int], params: Mapping[str, Any] =
 
 def example_report(script: Path, runs: Sequence[ExampleRun]) -> dict[str, Any]:
     """Per outcome class: how many runs, how the script ended (succeeded, raised, hung), the errors it
-    raised, and the seeds that reproduce it; plus every finding with its seed."""
+    raised, what `steersim serve` would have exited with, and the seeds that reproduce it; plus every
+    finding with its seed."""
     outcomes: dict[str, dict[str, Any]] = {}
     for run in sorted(runs, key=lambda r: r.seed):
         row = outcomes.setdefault(run.outcome, {"runs": 0, "succeeded": 0, "raised": 0, "hung": 0,
-                                                "errors": {}, "seeds": []})
+                                                "errors": {}, "serve_exit": {}, "seeds": []})
         row["runs"] += 1
         row[run.result] += 1
+        code = str(run.exit_code_of_session)
+        row["serve_exit"][code] = row["serve_exit"].get(code, 0) + 1
         row["seeds"].append(run.seed)
         if run.error:
             kind = run.error.split(":")[0]

@@ -9,10 +9,12 @@ Observation point: the model is observed at the server's end of the socket. A cl
 *arrival* of a client frame, so a frame the client may have sent earlier can arrive at any later point;
 that covers every uplink delay, including the central race of a steer that reaches a response after it
 finished. The client steers only responses whose `response.created` it has seen (the two newest on its
-lane, so stale and cross-connection aims are covered), returns the output of every client-owned call,
-never resends accepted input and reconnects after a drop. The connection drops only while a steer is
-queued (only then is steering input lost), and after a reconnect the client starts a one-message chain
-anew: both keep the state space small without losing a steering race.
+lane, so stale and cross-connection aims are covered, less those whose successor it already used),
+returns the output of every client-owned call, may start a new request on a lane whose chain ended
+(`followups`, e.g. carrying a failed steer's input), may declare its function tool or not
+(`client_tools` 2), never resends accepted input and reconnects after a drop. The connection drops
+only while a steer is queued (only then is steering input lost), and after a reconnect the client starts
+a one-message chain anew: both keep the state space small without losing a steering race.
 
 Each native event's `data` is the JSON object exactly as it travels on the wire (`models.openai_ws.wire`).
 Three kinds of event are the server's own bookkeeping (source and target `server`), because the wire
@@ -22,9 +24,10 @@ does not carry them (A11): `steer.committed` (a steer became part of a successor
 
 The spec's ambiguities (A1-A21 of `openai-responses-ws.md`) that the model covers are parameters with
 the spec's default; those it fixes: A6 (a client-owned call item finishes and the response completes),
-A8 (the client sends no mismatched continuation), A9/A12/A19 (one chain per lane, so no lane queue or
-16-response cap: a response never shows `response.queued`), A11 (a successor commits exactly its
-parent's queue), A13 and A20 (no stored or warm-up responses), A17 (no early continuation).
+A8 (the client sends no mismatched continuation: a served client that does breaks an obligation),
+A9/A12/A19 (one chain per lane, so no lane queue or 16-response cap: a response never shows
+`response.queued`), A11 (a successor commits exactly its parent's queue), A13 and A20 (no stored or
+warm-up responses), A17 (no early continuation).
 """
 
 from __future__ import annotations

@@ -1,10 +1,13 @@
 """`steersim serve openai-ws`: a Responses WebSocket server on 127.0.0.1 that speaks the protocol as the
 model decides, for real clients (the SDK reaches it with `base_url="http://127.0.0.1:PORT/v1"`).
 
-The server's choices (interrupt now or complete first, accept or fail a steer, drop the connection, how
-long to wait for the client before moving on) come from a seeded numpy Generator, or are replayed from
-a recorded trace. It records the session as a trace (real client frames included), checks the client
-obligations, and validates the observation against the model.
+The server's choices (interrupt now or complete first, accept or fail a steer, drop the connection, and
+how many of its own moves it takes before it reads the client's reaction to an event) come from a
+seeded numpy Generator keyed to protocol positions, or are replayed from a recorded trace. After
+`response.steer.pending` it waits an announced time for the tool output. It records the session as a
+trace (real client frames and wall times included, findings on its last line), judges the client
+obligations on every frame, and validates the observation against the model. Exit 0 only when a steer
+was judged and nothing was found; 1 for a finding; 3 when nothing was judged.
 """
 
 from __future__ import annotations
