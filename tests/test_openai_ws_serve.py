@@ -59,24 +59,24 @@ def js_example() -> Path:
     return JS_EXAMPLE
 
 
-def test_seed_example_over_6_seeds(seed_example, tmp_path):
-    runs = run_examples(seed_example, range(6))
+def test_seed_example_over_4_seeds(seed_example, tmp_path):
+    runs = run_examples(seed_example, range(4))
     report = write_example_report(tmp_path / "report.json", seed_example, runs)
     assert json.loads((tmp_path / "report.json").read_text()) == report
-    check_report(report, 6, EXPECTED_RESULT)
+    check_report(report, 4, EXPECTED_RESULT)
     assert {run.exit_code_of_session for run in runs} == {0}
 
 
-def test_javascript_seed_example_over_6_seeds(js_example, tmp_path):
+def test_javascript_seed_example_over_4_seeds(js_example, tmp_path):
     """The seed page's JavaScript example, unchanged, on npm openai 7.59.0 and Node 22 of the lock file."""
-    runs = run_examples(js_example, range(6))
-    check_report(write_example_report(tmp_path / "report.json", js_example, runs), 6, EXPECTED_RESULT)
+    runs = run_examples(js_example, range(4))
+    check_report(write_example_report(tmp_path / "report.json", js_example, runs), 4, EXPECTED_RESULT)
 
 
-def test_careful_client_over_8_seeds(tmp_path):
+def test_careful_client_over_6_seeds(tmp_path):
     """A client that follows the docs, with its tool declared, is never flagged and always finishes."""
-    runs = run_examples(CAREFUL_CLIENT, range(8))
-    check_report(write_example_report(tmp_path / "report.json", CAREFUL_CLIENT, runs), 8)
+    runs = run_examples(CAREFUL_CLIENT, range(6))
+    check_report(write_example_report(tmp_path / "report.json", CAREFUL_CLIENT, runs), 6)
     assert {run.exit_code_of_session for run in runs} == {0}
 
 
@@ -129,7 +129,7 @@ def check_broken_client(defect: str, seeds: range) -> None:
 
 @pytest.mark.parametrize("defect", sorted(BROKEN))
 def test_a_broken_client_is_caught_by_its_obligation(defect):
-    check_broken_client(defect, range(1, 3))
+    check_broken_client(defect, range(1, 2))
 
 
 @pytest.mark.slow
@@ -151,7 +151,7 @@ def test_a_recorded_session_replays_against_the_same_client(seed_example, tmp_pa
     assert result.violations == []
 
 
-@pytest.mark.parametrize("defect", ["stream-id-on-steer", "steer-stale-parent"])
+@pytest.mark.parametrize("defect", ["steer-stale-parent"])
 def test_replay_of_a_recorded_session_reproduces_its_finding(defect, tmp_path):
     """The finding and the frame that ended the session are in the trace; replay judges them again."""
     trace = tmp_path / "session.jsonl"
