@@ -562,9 +562,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     for name, group, what in (("conform", "steersim.conform", "check a real implementation against its model"),
                               ("serve", "steersim.serve", "serve a protocol as its model decides")):
-        p = sub.add_parser(name, help=what, add_help=False)
-        p.add_argument("system")
-        p.add_argument("rest", nargs=argparse.REMAINDER)
+        # `steersim serve --help` is this command's help; after the system, every option is the system's own
+        p = sub.add_parser(name, help=what, add_help=False, description=f"{what}; `steersim {name} SYSTEM --help` "
+                           "lists the options of SYSTEM")
+        p.add_argument("-h", "--help", action="help", help="show this help message and exit")
+        p.add_argument("system", help="the system (its model's name), e.g. openai-ws")
+        p.add_argument("rest", nargs=argparse.REMAINDER, help="the system's own options")
         p.set_defaults(run=_delegate(group))
     return parser
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+import sim.checking.checkpoint as checkpoint_format
 from models.teaching import SPEC as TEACHING
 from sim.checking.memory import rss_mb
 from sim.cli import main
@@ -138,7 +139,7 @@ def test_a_flipped_bit_anywhere_in_a_checkpoint_is_refused(tmp_path, capsys):
 
 def test_a_checkpoint_names_its_run(tmp_path):
     lines = saved_checkpoint(tmp_path).read_bytes().split(b"\n", 3)
-    assert lines[0] == b"steersim-checkpoint 2" and len(lines[1]) == 64
+    assert lines[0] == f"steersim-checkpoint {checkpoint_format.VERSION}".encode() and len(lines[1]) == 64
     identity = json.loads(lines[2])
     assert identity["model"] == "teaching" and identity["identity"]["params"]["K"] == 4
     assert identity["liveness"] is False and identity["strategy"] == "bfs"

@@ -60,4 +60,59 @@ def test_client_rules_on_single_frames():
     tracker.server_event({"type": "response.steer.accepted", "sequence_number": 2,
                           "steer": {"id": "steer_1", "previous_response_id": "resp_0001"}})
     continuation = {"type": "response.create", "previous_response_id": "resp_0001", "input": []}
+    assert judge(tracker.view(), continuation) == []  # still running: it may yet need the client's input
+    tracker.server_event({"type": "response.incomplete", "sequence_number": 3,
+                          "response": {"id": "resp_0001", "status": "incomplete", "output": []}})
     assert [rule for rule, _ in judge(tracker.view(), continuation)] == ["client-no-automatic-continuation"]
+    tracker.server_event({"type": "response.created", "sequence_number": 0,
+                          "response": {"id": "resp_0002", "previous_response_id": "resp_0001"}})
+    assert [rule for rule, _ in judge(tracker.view(), continuation)] == ["client-no-automatic-continuation"]
+
+
+def test_a_steer_at_a_superseded_response_is_flagged_only_once_the_client_used_the_successor():
+    tracker = WireTracker()
+    tracker.server_event({"type": "response.created", "sequence_number": 0,
+                          "response": {"id": "resp_0002", "previous_response_id": "resp_0001"}})
+    # in flight when the successor was created: a correct client may send it
+    assert tracker.client_frame(steer("resp_0001", "a")) == []
+    assert tracker.client_frame(steer("resp_0002", "b")) == []
+    assert [rule for rule, _ in tracker.client_frame(steer("resp_0001", "c"))] == ["client-steer-newest-response"]
+
+
+def test_a_steer_with_stream_id_is_refused_invalid_input_and_named():
+    session = new_session()
+    target = session.client_event("response.create", CREATE)[0]["response"]["id"]
+    (failed,) = session.client_event("response.steer", steer(target, "keep it small", stream_id="lane-a"))
+    assert (failed["type"], failed["error"]["code"], "id" in failed["steer"]) == (
+        "response.steer.failed", "invalid_input", False)
+    findings = session.finish()
+    assert [(f.property, f.kind) for f in findings] == [("client-no-stream-id-on-steer", "obligation")]
+    assert "Do not send `stream_id`" in findings[0].summary
+    assert session.exit_code() == 1
+
+
+def test_an_obligation_the_model_cannot_place_is_reported_as_that_obligation():
+    session = new_session()
+    target = session.client_event("response.create", CREATE)[0]["response"]["id"]
+    session.client_event("response.steer", steer(target, "keep it small"))
+    while not session.state[0].responses[0].terminal:
+        session.server_step(next(a for a in session.server_actions() if a.kind != "fault.disconnect"))
+    assert session.state[0].responses[0].next == "auto"  # its queued steer continues automatically
+    again = {"type": "response.create", "model": "gpt-6-astra", "previous_response_id": target, "input": "more"}
+    assert session.client_event("response.create", again) is None
+    assert [(f.property, f.kind) for f in session.finish()] == [("client-no-automatic-continuation", "obligation")]
+
+
+def test_a_steer_beyond_the_bound_ends_the_session_incomplete():
+    session = new_session(steers=1)
+    target = session.client_event("response.create", CREATE)[0]["response"]["id"]
+    session.client_event("response.steer", steer(target, "one"))
+    assert session.client_event("response.steer", steer(target, "two")) is None
+    assert session.finish() == []
+    assert session.exit_code() == 3 and "steers=1" in session.verdict()
+
+
+def test_a_session_without_a_steer_is_incomplete():
+    session = new_session()
+    session.client_event("response.create", CREATE)
+    assert session.finish() == [] and session.exit_code() == 3

@@ -23,7 +23,39 @@ CLIENT_RULES: Mapping[str, str] = {
                                           "pending steers",
     "client-continuation-on-parent-lane": "an explicit continuation of a parent with pending steers uses the "
                                           "parent's lane",
+    "client-steer-newest-response": "the client never steers a response after it has used that response's "
+                                    "successor",
 }
+
+# The documented sentence each obligation comes from (seed page "Mid-turn steering", SDK 3.51.0 docstrings).
+RULE_SOURCES: Mapping[str, str] = {
+    "client-no-resend-accepted": "Do not resend already accepted steering. [seed page, too_many_pending_steers]; "
+                                 "The server still owns the input. Do not resend it. [SDK, response.steer.pending]",
+    "client-no-stream-id-on-steer": "Do not send `stream_id`; the target response determines the WebSocket lane. "
+                                    "[SDK, response.steer]",
+    "client-no-automatic-continuation": "Keep reading events to receive the response with your update; do not send "
+                                        "another `response.create`. [seed page]",
+    "client-one-continuation-per-parent": "submit one continuation per parent with the same `previous_response_id` "
+                                          "and WebSocket lane [SDK, response.steer.pending]",
+    "client-continuation-on-parent-lane": "submit one continuation per parent with the same `previous_response_id` "
+                                          "and WebSocket lane [SDK, response.steer.pending]",
+    "client-steer-newest-response": "Use the continuation's ID for new steering once its `response.created` event "
+                                    "arrives. [seed page]",
+    "client-returns-required-input": "Return the required input with `response.create` on the same connection, "
+                                     "setting `previous_response_id` to `resp_1`. [seed page]",
+}
+
+# Judged by a serving session only, on how long a client leaves a documented request unanswered (the
+# model's client always answers, so in the model this could never fail).
+SESSION_RULES: Mapping[str, str] = {
+    "client-returns-required-input": "after response.steer.pending, the client returns the required input "
+                                     "within the server's announced tool-output timeout",
+}
+
+
+def rule_text(rule: str) -> str:
+    """An obligation as a finding states it: the rule, then the documented sentence it comes from."""
+    return f"{(CLIENT_RULES | SESSION_RULES)[rule]}; the docs: {RULE_SOURCES[rule]}"
 
 
 def canonical_input(value: Any) -> str:
@@ -34,15 +66,20 @@ def canonical_input(value: Any) -> str:
 @dataclass(frozen=True)
 class ClientView:
     """`unresolved` the canonical inputs of accepted, unresolved steers on this connection; `lanes` each
-    known response's stream_id; `automatic` parents whose queued steers continue without the client;
+    known response's stream_id; `automatic` parents whose queued steers continue (or continued) without
+    the client;
     `awaiting` parents whose queued steers wait for required input; `continued` parents with steers that
-    already got an explicit continuation."""
+    already got an explicit continuation; `superseded` responses whose successor the client has already
+    named in a frame of its own (proof that it saw the successor's `response.created`: frames on one
+    socket arrive in the order they were sent, so a steer that was in flight when the successor was
+    created is never counted)."""
 
     unresolved: tuple[str, ...] = ()
     lanes: tuple[tuple[str, str | None], ...] = ()
     automatic: tuple[str, ...] = ()
     awaiting: tuple[str, ...] = ()
     continued: tuple[str, ...] = ()
+    superseded: tuple[str, ...] = ()
 
     def lane_of(self, response_id: str) -> str | None:
         return dict(self.lanes).get(response_id)
@@ -58,6 +95,9 @@ def judge(view: ClientView, frame: Mapping[str, Any]) -> list[tuple[str, str]]:
         if canonical_input(frame.get("input")) in view.unresolved:
             broken.append(("client-no-resend-accepted",
                            f"steer resends input that was accepted and is still queued: {frame.get('input')!r}"))
+        if frame.get("previous_response_id") in view.superseded:
+            broken.append(("client-steer-newest-response",
+                           f"steer at {frame['previous_response_id']}, whose successor the client already used"))
     elif kind == "response.create" and frame.get("previous_response_id"):
         parent = frame["previous_response_id"]
         if parent in view.automatic:
@@ -82,19 +122,26 @@ class WireTracker:
     queued: dict[str, list[str]] = field(default_factory=dict)  # response id -> queued steer ids
     outcome: dict[str, str] = field(default_factory=dict)  # terminal response id -> "auto" | "input"
     continued: set[str] = field(default_factory=set)
+    successors: dict[str, str] = field(default_factory=dict)  # parent id -> successor id
+    auto_continued: set[str] = field(default_factory=set)  # parents whose queued steers continued automatically
+    named: set[str] = field(default_factory=set)  # response ids the client's own frames referred to
     last_steer_input: str = ""
     violations: list[tuple[str, str]] = field(default_factory=list)
 
     def view(self) -> ClientView:
-        automatic = tuple(sorted(r for r, ids in self.queued.items() if ids and self.outcome.get(r) != "input"))
+        automatic = tuple(sorted({r for r, ids in self.queued.items() if ids and self.outcome.get(r) == "auto"}
+                                 | self.auto_continued))
         awaiting = tuple(sorted(r for r, ids in self.queued.items() if ids and self.outcome.get(r) == "input"))
+        superseded = tuple(sorted(p for p, s in self.successors.items() if s in self.named))
         return ClientView(tuple(sorted(self.inputs.values())), tuple(sorted(self.lanes.items())), automatic,
-                          awaiting, tuple(sorted(self.continued)))
+                          awaiting, tuple(sorted(self.continued)), superseded)
 
     def client_frame(self, frame: Mapping[str, Any]) -> list[tuple[str, str]]:
         """Judge a client frame, then learn from it."""
         broken = judge(self.view(), frame)
         self.violations.extend(broken)
+        if isinstance(frame.get("previous_response_id"), str):
+            self.named.add(frame["previous_response_id"])
         if frame.get("type") == "response.steer":
             self.last_steer_input = canonical_input(frame.get("input"))
         elif frame.get("type") == "response.create":
@@ -108,7 +155,12 @@ class WireTracker:
         if kind == "response.created":
             response = data["response"]
             self.lanes[response["id"]] = data.get("stream_id")
-            self._resolve(self.queued.pop(response.get("previous_response_id") or "", []))
+            parent = response.get("previous_response_id")
+            if parent:
+                self.successors[parent] = response["id"]
+                if self.queued.get(parent) and self.outcome.get(parent) == "auto":
+                    self.auto_continued.add(parent)
+            self._resolve(self.queued.pop(parent or "", []))
         elif kind == "response.steer.accepted":
             sid, target = data["steer"]["id"], data["steer"]["previous_response_id"]
             self.inputs[sid] = self.last_steer_input
@@ -128,6 +180,9 @@ class WireTracker:
         """The connection dropped: queued steers' fates are unknown, and the new connection starts clean."""
         self._resolve(list(self.inputs))
         self.queued.clear()
+        self.successors.clear()
+        self.auto_continued.clear()
+        self.named.clear()
 
     def _resolve(self, ids: Iterable[str]) -> None:
         for sid in ids:

@@ -25,6 +25,11 @@ def steer_input_valid(value: Any) -> bool:
                and set(item) <= allowed for item in value)
 
 
+def steer_valid(frame: Mapping[str, Any]) -> bool:
+    """A16: "The event accepts only `type`, `previous_response_id`, and `input`", and a valid input."""
+    return set(frame) <= {"type", "previous_response_id", "input"} and steer_input_valid(frame.get("input"))
+
+
 def _outputs(frame: Mapping[str, Any]) -> list[str]:
     items = frame.get("input")
     if not isinstance(items, list):
@@ -50,6 +55,14 @@ def frame_matches(expected: Event, observed: Event) -> bool:
     if e.get("previous_response_id") != o.get("previous_response_id"):
         return False
     if expected.name == "response.steer":
-        return steer_input_valid(e["input"]) == steer_input_valid(o.get("input"))
+        return steer_valid(e) == steer_valid(o)
+    root = e.get("previous_response_id") is None
     return (e.get("stream_id") == o.get("stream_id") and ("conversation" in e) == ("conversation" in o)
-            and _outputs(e) == _outputs(o))
+            and _outputs(e) == _outputs(o) and (not root or declares_function_tool(e) == declares_function_tool(o)))
+
+
+def declares_function_tool(frame: Mapping[str, Any]) -> bool:
+    """A root's create that declares a function tool lets the model call it (the server never calls a
+    tool the client did not declare)."""
+    tools = frame.get("tools")
+    return isinstance(tools, list) and any(isinstance(t, dict) and t.get("type") == "function" for t in tools)

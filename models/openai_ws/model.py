@@ -9,10 +9,12 @@ Observation point: the model is observed at the server's end of the socket. A cl
 *arrival* of a client frame, so a frame the client may have sent earlier can arrive at any later point;
 that covers every uplink delay, including the central race of a steer that reaches a response after it
 finished. The client steers only responses whose `response.created` it has seen (the two newest on its
-lane, so stale and cross-connection aims are covered), returns the output of every client-owned call,
-never resends accepted input and reconnects after a drop. The connection drops only while a steer is
-queued (only then is steering input lost), and after a reconnect the client starts a one-message chain
-anew: both keep the state space small without losing a steering race.
+lane, so stale and cross-connection aims are covered, less those whose successor it already used),
+returns the output of every client-owned call, may start a new request on a lane whose chain ended
+(`followups`, e.g. carrying a failed steer's input), may declare its function tool or not
+(`client_tools` 2), never resends accepted input and reconnects after a drop. The connection drops
+only while a steer is queued (only then is steering input lost), and after a reconnect the client starts
+a one-message chain anew: both keep the state space small without losing a steering race.
 
 Each native event's `data` is the JSON object exactly as it travels on the wire (`models.openai_ws.wire`).
 Three kinds of event are the server's own bookkeeping (source and target `server`), because the wire
@@ -22,9 +24,10 @@ does not carry them (A11): `steer.committed` (a steer became part of a successor
 
 The spec's ambiguities (A1-A21 of `openai-responses-ws.md`) that the model covers are parameters with
 the spec's default; those it fixes: A6 (a client-owned call item finishes and the response completes),
-A8 (the client sends no mismatched continuation), A9/A12/A19 (one chain per lane, so no lane queue or
-16-response cap: a response never shows `response.queued`), A11 (a successor commits exactly its
-parent's queue), A13 and A20 (no stored or warm-up responses), A17 (no early continuation).
+A8 (the client sends no mismatched continuation: a served client that does breaks an obligation),
+A9/A12/A19 (one chain per lane, so no lane queue or 16-response cap: a response never shows
+`response.queued`), A11 (a successor commits exactly its parent's queue), A13 and A20 (no stored or
+warm-up responses), A17 (no early continuation).
 """
 
 from __future__ import annotations
@@ -86,13 +89,18 @@ class OpenAIWsModel:
     def chain(self, lane: int) -> str:
         return self.stream_id(lane) or DEFAULT_CHAIN
 
-    def root_plan(self, conn: int) -> tuple[str, ...]:
-        """A first-connection root runs its hosted tools, then ends with a client-owned call (if any) or
-        a message; every other response writes one message."""
+    def root_plan(self, conn: int, tools: bool) -> tuple[str, ...]:
+        """A first-connection root runs its hosted tools, then ends with a call of the client's function
+        tool (when its create declared one) or a message; every other response writes one message."""
         if conn > 0:
             return ("message",)
-        last = ("function_call",) if self.p["client_tools"] else ("message",)
+        last = ("function_call",) if tools else ("message",)
         return ("web_search_call",) * self.p["hosted_tools"] + last
+
+    def tool_choices(self) -> tuple[bool, ...]:
+        """Whether a root's create declares the client's function tool: client_tools 0 never, 1 always,
+        2 as the client chooses (a served real client)."""
+        return ((False,), (True,), (False, True))[self.p["client_tools"]]
 
     # ------------------------------------------------------------------ Model API
     def init_states(self) -> Sequence[WsState]:
@@ -124,6 +132,13 @@ class OpenAIWsModel:
     def facts(self, event: Event) -> list[F.Fact]:
         return facts_of(event)
 
+    def judge_recorded(self, trace: Any) -> list[Any]:
+        """`steersim replay` of a served session: judge the real client's recorded frames again, as the
+        server did (`models.openai_ws.session.rejudge`); other traces have nothing more to judge."""
+        from models.openai_ws.session import rejudge
+
+        return rejudge(trace)
+
     def properties(self) -> list[Property]:
         from models.openai_ws.properties import model_properties
 
@@ -136,7 +151,9 @@ class OpenAIWsModel:
     def _client_actions(self, s: WsState) -> list[Action]:
         if not s.connected:
             return [Action(CLIENT, "client.reconnect", (s.conn + 1,))]
-        out = [Action(CLIENT, "client.create", (lane,)) for lane in range(self.lanes) if not s.rooted[lane]]
+        out = [Action(CLIENT, "client.create", (lane, tools)) for lane in range(self.lanes) if not s.rooted[lane]
+               for tools in self.tool_choices()]
+        out.extend(Action(CLIENT, "client.followup", (parent,)) for parent in self.followup_parents(s))
         if len(s.steers) < self.p["steers"]:
             validity = (True, False) if self.p["invalid_input"] else (True,)
             for target in self.steer_targets(s):
@@ -160,11 +177,31 @@ class OpenAIWsModel:
             return r.answered and sum(1 for x in s.responses if x.parent == index) == 1
         return False
 
+    def followup_parents(self, s: WsState) -> list[int]:
+        """A new request continuing a lane's finished chain (carrying, say, a failed steer's input, as
+        `response.steer.failed` invites): its newest response on this connection ended and nothing
+        follows it; `followups` bounds them in the whole run."""
+        if sum(1 for r in s.responses if r.origin == "followup") >= self.p["followups"]:
+            return []
+        out = []
+        for lane in range(self.lanes):
+            on_lane = [i for i, r in enumerate(s.responses) if r.lane == lane and r.conn == s.conn]
+            if on_lane:
+                newest = s.responses[on_lane[-1]]
+                if newest.terminal and newest.next == ENDED and newest.successor < 0:
+                    out.append(on_lane[-1])
+        return out
+
     def steer_targets(self, s: WsState) -> list[int]:
-        """The two newest responses of each lane whose `response.created` the client has seen."""
+        """The two newest responses of each lane whose `response.created` the client has seen, less those
+        whose successor it already used (bug `steer-stale-parent`: not less them)."""
+        from models.openai_ws.properties import named_responses
+
+        named = named_responses(s)
         out: list[int] = []
         for lane in range(self.lanes):
-            on_lane = [i for i, r in enumerate(s.responses) if r.lane == lane]
+            on_lane = [i for i, r in enumerate(s.responses) if r.lane == lane
+                       and (self.bug == "steer-stale-parent" or r.successor not in named)]
             out.extend(sorted(on_lane[-2:]))
         return out
 
@@ -351,12 +388,19 @@ class _Step:
         self.update(parent, successor=index)
 
     # ------------------------------------------------------------------ client actions
-    def client_create(self, lane: int) -> None:
+    def client_create(self, lane: int, tools: bool) -> None:
         steerable = self.m.p["steerable"]
-        self.receive(wire.client_create(self.m.stream_id(lane), steerable))
+        self.receive(wire.client_create(self.m.stream_id(lane), steerable, tools))
         self.rooted = (*self.rooted[:lane], True, *self.rooted[lane + 1 :])
         carried, self.carry = self.carry, ()
-        self.start(lane, -1, "root", self.m.root_plan(self.conn), steerable, carried)
+        self.start(lane, -1, "root", self.m.root_plan(self.conn, tools), steerable, carried)
+
+    def client_followup(self, parent: int) -> None:
+        """A new request after the parent's chain ended: one message, on the parent's lane."""
+        p = self.responses[parent]
+        self.receive(wire.client_followup(parent, self.stream(parent)))
+        index = self.start(p.lane, parent, "followup", ("message",), p.steerable, ())
+        self.update(parent, successor=index)
 
     def client_reconnect(self, conn: int) -> None:
         """A fresh connection: nothing of the old one's cache or queues carries over (R14)."""
@@ -376,6 +420,7 @@ class _Step:
         frame = wire.client_steer(target, steer_input)
         if self.bug == "stream-id-on-steer":
             frame.update(wire.lane_field(self.stream(target)))
+            valid = valid and "stream_id" not in frame  # A16: the event accepts only its three fields
         self.receive(frame)
         self.steers.append(Steer(target, self.conn, text, valid, REJECTED))
         code = self.refusal(target, valid)

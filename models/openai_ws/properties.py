@@ -147,7 +147,8 @@ class Judge:
                 continue
             index = response_index(previous)
             outputs = [item["call_id"] for item in data["input"] if item.get("type") == "function_call_output"]
-            if outputs != [wire.call_id(index)] or s.responses[index].next != WAITING:
+            continues_call = s.responses[index].next == WAITING
+            if outputs != ([wire.call_id(index)] if continues_call else []):
                 return False
         for data in _sent(events, "response.steer.pending"):
             index = response_index(data["steer"]["previous_response_id"])
@@ -317,11 +318,19 @@ def view_of_state(model: OpenAIWsModel, s: WsState) -> ClientView:
     unresolved = tuple(sorted(canonical_input(wire.steer_text(st.text)) for st in s.steers
                               if st.status in UNRESOLVED and st.conn == s.conn))
     lanes = tuple(sorted((wire.response_id(i), model.stream_id(r.lane)) for i, r in enumerate(s.responses)))
-    automatic = tuple(wire.response_id(i) for i, r in enumerate(s.responses) if r.queue and r.next != WAITING)
+    automatic = tuple(wire.response_id(i) for i, r in enumerate(s.responses) if (r.queue and r.next == AUTO)
+                      or (r.successor >= 0 and s.responses[r.successor].origin == "auto"))
     awaiting = tuple(wire.response_id(i) for i, r in enumerate(s.responses) if r.queue and r.next == WAITING)
     continued = tuple(sorted({wire.response_id(st.target) for st in s.steers
                               if st.status == COMMITTED and s.responses[st.target].answered}))
-    return ClientView(unresolved, lanes, automatic, awaiting, continued)
+    named = named_responses(s)
+    superseded = tuple(sorted(wire.response_id(i) for i, r in enumerate(s.responses) if r.successor in named))
+    return ClientView(unresolved, lanes, automatic, awaiting, continued, superseded)
+
+
+def named_responses(s: WsState) -> set[int]:
+    """The responses the client's own frames referred to: steer targets and continued parents."""
+    return {st.target for st in s.steers} | {r.parent for r in s.responses if r.origin in ("explicit", "followup")}
 
 
 # ------------------------------------------------------------------------------------------ the list
@@ -337,8 +346,8 @@ INVARIANT_DOCS = {
     "inv07-steered-has-accepted-steer": "a response ends incomplete(steered) only with an accepted steer queued",
     "inv08-no-successor-while-input-required": "no successor of a response with a client-owned call exists "
                                                "before the client returns its output",
-    "inv09-tool-completeness": "continuations answer exactly the outstanding calls; pending stubs list exactly "
-                               "them",
+    "inv09-tool-completeness": "continuations answer exactly the outstanding calls (none for a finished chain); "
+                               "pending stubs list exactly them",
     "inv10-pending-discipline": "steer.pending comes at most once per steer, after response.completed, with "
                                 "required input",
     "inv11-one-continuation-per-parent": "a parent is continued at most once",

@@ -1,10 +1,13 @@
 """`steersim serve openai-ws`: a Responses WebSocket server on 127.0.0.1 that speaks the protocol as the
 model decides, for real clients (the SDK reaches it with `base_url="http://127.0.0.1:PORT/v1"`).
 
-The server's choices (interrupt now or complete first, accept or fail a steer, drop the connection, how
-long to wait for the client before moving on) come from a seeded numpy Generator, or are replayed from
-a recorded trace. It records the session as a trace (real client frames included), checks the client
-obligations, and validates the observation against the model. A frame it cannot read (`frames`) gets an
+The server's choices (interrupt now or complete first, accept or fail a steer, drop the connection, and
+how many of its own moves it takes before it reads the client's reaction to an event) come from a
+seeded numpy Generator keyed to protocol positions, or are replayed from a recorded trace. After
+`response.steer.pending` it waits an announced time for the tool output. It records the session as a
+trace (real client frames and wall times included, findings on its last line), judges the client
+obligations on every frame, and validates the observation against the model. Exit 0 only when a steer
+was judged and nothing was found; 1 for a finding; 3 when nothing was judged. A frame it cannot read (`frames`) gets an
 `error` event and is a finding; a frame over `--max-frame-bytes` closes the connection (1009) and is one.
 """
 
@@ -14,6 +17,7 @@ import asyncio
 import contextlib
 import json
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,44 +34,60 @@ from models.openai_ws.spec import SPEC
 from models.openai_ws.wire import error_event
 from sim.argtypes import non_negative_int, output_file, positive_float, positive_int
 from sim.core.model import Action
+from sim.core.product import Violation
 from sim.errors import ArgumentParser, UsageError
 from sim.traces.trace import make_trace, read_trace, write_trace
 
 PATH = "/v1/responses"
-PACES = (0.0, 0.01, 0.05)  # seconds the server waits for a client frame before each of its moves
-PATIENCE = 4.0  # after a chain's first response.created, how long the server may wait for the client's reaction
-WAIT_PROBABILITY = 0.6  # how often it does wait (otherwise the client's reaction races the response)
+# Events a client may react to; after one, the server reads the client's next frame once it has taken a
+# seeded number of its own moves (0: it waits for the reaction first; more: the reaction races them).
+INVITING = frozenset({"response.created", "response.completed", "response.incomplete", "response.failed",
+                      "response.steer.failed", "response.steer.pending"})
+LAGS = (0, 0, 1, 2, 4)
+LISTEN_SECONDS = 0.5  # how long a scheduled read waits for a client that has nothing to say
+FIRST_LISTEN_SECONDS = 3.0  # the same for a connection's first reaction (an SDK's first event parse is slow)
 FAULT_WEIGHT = 0.15  # a drop is rarer than the server's ordinary moves
-IDLE_SECONDS = 10.0  # nothing to do and nothing heard: the server ends the session (clients can be slow)
+TOOL_OUTPUT_SECONDS = 10.0  # announced: how long the server waits for required input after steer.pending
+IDLE_SECONDS = 5.0  # nothing to do and nothing heard: the server ends the session
 RECONNECT_SECONDS = 1.0  # after a drop, how long the server waits for the client to come back
 QUIET = ""  # what `_next_frame` gives when nothing arrived in time (a frame is bytes, never this)
 FRAME_FINDING = "client-frame"  # the property of a finding about a frame the server could not read
 
 
 class SeededChoices:
-    """The server's choices from a seed: a pace for the session, whether to wait for the client's
-    reaction to a new chain, and weighted picks among its moves."""
+    """The server's choices from a seed, keyed to protocol positions rather than wall time: after an
+    event that invites a reaction, how many of its own moves the server takes before it reads the
+    client's next frame, and weighted picks among its moves. A client frame is read only when the server
+    decides to read (the socket's buffer is the uplink delay), so one seed plays one scenario for a fast
+    client and a slow one alike, as long as the client reacts within `LISTEN_SECONDS`."""
 
     def __init__(self, seed: int) -> None:
         self.rng = np.random.default_rng(seed)
-        self.pace = float(self.rng.choice(PACES))
-        self.expecting = False
+        self.lag: int | None = None
 
-    def wait(self) -> float:
-        return PATIENCE if self.expecting else self.pace
+    def listen(self) -> bool:
+        return self.lag == 0
+
+    def listen_seconds(self, heard: int) -> float:
+        """`heard`: client frames read on this connection so far."""
+        return LISTEN_SECONDS if heard > 1 else FIRST_LISTEN_SECONDS
 
     def sent(self, frames: Sequence[dict[str, Any]]) -> None:
-        if any(f["type"] == "response.created" and f["response"]["previous_response_id"] is None for f in frames):
-            self.expecting = bool(self.rng.random() < WAIT_PROBABILITY)
+        if self.lag is None and any(f["type"] in INVITING for f in frames):
+            self.lag = int(self.rng.choice(LAGS))
 
     def heard(self) -> None:
-        self.expecting = False
+        self.lag = None
 
     def pick(self, actions: Sequence[Action]) -> Action | None:
-        self.expecting = False
+        """A move, or None to wait for the client; when only a drop is left, the server mostly waits."""
+        if self.lag:
+            self.lag -= 1
         if not actions:
             return None
         weights = np.array([FAULT_WEIGHT if a.kind.startswith("fault.") else 1.0 for a in actions])
+        if all(a.kind.startswith("fault.") for a in actions):
+            return actions[0] if self.rng.random() < FAULT_WEIGHT else None
         return actions[int(self.rng.choice(len(actions), p=weights / weights.sum()))]
 
 
@@ -78,8 +98,11 @@ class ReplayedChoices:
         self.script = list(actions)
         self.position = 0
 
-    def wait(self) -> float:
-        return 0.0 if self._next_is_server() else IDLE_SECONDS
+    def listen(self) -> bool:
+        return self.position < len(self.script) and not self._next_is_server()
+
+    def listen_seconds(self, heard: int) -> float:
+        return IDLE_SECONDS
 
     def sent(self, frames: Sequence[dict[str, Any]]) -> None:
         """Replay needs no bookkeeping of what was sent."""
@@ -113,6 +136,7 @@ class ModelServer:
     session: Session
     choices: SeededChoices | ReplayedChoices
     max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
+    tool_seconds: float = TOOL_OUTPUT_SECONDS
     done: asyncio.Event = field(default_factory=asyncio.Event)
     busy: bool = False
 
@@ -145,24 +169,34 @@ class ModelServer:
     async def _drive(self, ws: ServerConnection) -> None:
         inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
         reader = asyncio.create_task(self._read(ws, inbox))
+        heard = 0
         try:
             while True:
-                raw = await self._next_frame(inbox, self.choices.wait())
-                if raw is None:
-                    return  # the client closed
-                if raw != QUIET:
-                    if not await self._frame(ws, raw):
-                        return
-                    continue
+                if self.choices.listen():
+                    raw = await self._next_frame(inbox, self.choices.listen_seconds(heard))
+                    self.choices.heard()
+                    if raw is None:
+                        return  # the client closed
+                    if raw != QUIET:
+                        heard += 1
+                        if not await self._frame(ws, raw):
+                            return
+                        continue
                 action = self.choices.pick(self.session.server_actions())
                 if action is None:
                     if self.session.finished:
                         await ws.close(1000, "done")
                         return
-                    raw = await self._next_frame(inbox, IDLE_SECONDS)
-                    if raw is None or raw == QUIET:
+                    waiting = self.session.waiting_for_required_input()
+                    raw = await self._next_frame(inbox, self.tool_seconds if waiting else IDLE_SECONDS)
+                    if raw is None:
+                        return
+                    if raw == QUIET:
+                        if waiting:
+                            self.session.required_input_overdue(self.tool_seconds)
                         await ws.close(1000, "idle")
                         return
+                    heard += 1
                     if not await self._frame(ws, raw):
                         return
                     continue
@@ -210,7 +244,11 @@ class ModelServer:
         frames = self.session.client_event(name, data)
         self.choices.heard()
         if frames is None:
-            await ws.close(1008, "the model cannot answer this frame")
+            stopped = self.session.stopped
+            if stopped is None:
+                await ws.close(1000, "incomplete: a bound of the model's client was reached")
+            else:
+                await ws.close(1008, f"{stopped.property}"[:100])
             self.done.set()
             return None
         await self._send(ws, frames)
@@ -225,9 +263,12 @@ class ModelServer:
 
 async def run_server(session: Session, choices: SeededChoices | ReplayedChoices, port: int,
                      ready: asyncio.Future[int] | None = None, limit: float | None = None,
-                     max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES) -> list[Finding]:
+                     max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
+                     tool_seconds: float = TOOL_OUTPUT_SECONDS) -> list[Finding]:
     """Serve one session on 127.0.0.1:`port` (0: any free port, reported through `ready`) until it ends."""
-    server = ModelServer(session, choices, max_frame_bytes)
+    server = ModelServer(session, choices, max_frame_bytes, tool_seconds)
+    started = time.monotonic()
+    session.clock = lambda: round(time.monotonic() - started, 6)
     async with serve(server.handler, "127.0.0.1", port, max_size=max_frame_bytes) as listener:
         bound = listener.sockets[0].getsockname()[1]
         if ready is not None:
@@ -238,37 +279,52 @@ async def run_server(session: Session, choices: SeededChoices | ReplayedChoices,
 
 
 def session_trace(session: Session, seed: int | None):
-    return make_trace(SPEC.name, session.model.p, session.bug, 0, session.transitions, seed=seed,
-                      end="session ended")
+    """The session as a trace: every step with its wall time (seconds since the server started), the
+    client's own frames, and the findings, with the frame that ended the session, on the last line."""
+    findings = [Violation(f.property, f"{f.kind}: {f.summary}") for f in session.findings]
+    times = session.times if len(session.times) == len(session.transitions) else None
+    return make_trace(SPEC.name, session.model.p, session.bug, 0, session.transitions, times=times, seed=seed,
+                      end=session.trace_end(), end_violations=findings)
 
 
 async def _serve_announced(session: Session, choices: SeededChoices | ReplayedChoices, port: int,
-                           limit: float | None, max_frame_bytes: int) -> list[Finding]:
-    """Serve, telling the user where (the port may have been chosen by the system)."""
+                           limit: float | None, max_frame_bytes: int, tool_seconds: float) -> list[Finding]:
+    """Serve, telling the user where (the port may have been chosen by the system) and how long the
+    server waits for required tool output."""
     ready: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-    ready.add_done_callback(lambda bound: print(f"serving openai-ws on ws://127.0.0.1:{bound.result()}{PATH} "
-                                                f"(OPENAI_BASE_URL=http://127.0.0.1:{bound.result()}/v1)",
-                                                file=sys.stderr, flush=True))
-    return await run_server(session, choices, port, ready, limit, max_frame_bytes)
+    ready.add_done_callback(lambda bound: print(
+        f"serving openai-ws on ws://127.0.0.1:{bound.result()}{PATH} (OPENAI_BASE_URL=http://127.0.0.1:"
+        f"{bound.result()}/v1); after response.steer.pending it waits {tool_seconds:g} s for the tool output",
+        file=sys.stderr, flush=True))
+    return await run_server(session, choices, port, ready, limit, max_frame_bytes, tool_seconds)
 
 
-def main(argv: list[str]) -> int:
+def build_parser() -> ArgumentParser:
     parser = ArgumentParser(
         prog="steersim serve openai-ws",
         description="A Responses WebSocket server on 127.0.0.1 that speaks response.steer as the openai-ws model "
-                    "decides; it records the session and checks the client.")
+                    "decides; it records the session and checks the client. Exit 0: a steer was judged and "
+                    "nothing was found; 1: a finding; 3: nothing judged (no client, no steer) or a bound of the "
+                    "model's client reached.")
     parser.add_argument("--port", type=int, required=True, help="port on 127.0.0.1 (0: any free port)")
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--seed", type=non_negative_int, help="take the server's choices from this seed")
     source.add_argument("--trace", type=Path, help="replay the server's choices of this recorded trace")
     parser.add_argument("-p", dest="params", action="append", default=[], metavar="KEY=VALUE",
-                        help="model parameter (the defaults suit the seed example)")
+                        help="model parameter (the defaults suit the seed example and careful clients)")
     parser.add_argument("--record", type=output_file, help="write the session's trace (JSON Lines) here")
     parser.add_argument("--json", type=output_file, help="write the findings as JSON here")
     parser.add_argument("--timeout", type=positive_float, default=None, help="end the session after this many seconds")
     parser.add_argument("--max-frame-bytes", type=positive_int, default=DEFAULT_MAX_FRAME_BYTES, metavar="N",
                         help=f"refuse client frames larger than this (default {DEFAULT_MAX_FRAME_BYTES:,})")
-    args = parser.parse_args(argv)
+    parser.add_argument("--tool-timeout", type=positive_float, default=TOOL_OUTPUT_SECONDS,
+                        help="seconds the server waits for required tool output after response.steer.pending "
+                             f"(default {TOOL_OUTPUT_SECONDS:g}); a client silent that long is a finding")
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port {args.port} is not a TCP port; use 0..65535 (0: any free port)")
     if args.trace is not None:
@@ -281,12 +337,15 @@ def main(argv: list[str]) -> int:
         params = {**SERVE_DEFAULTS, **SPEC.parse_assignments(args.params)}
         bug, choices = None, SeededChoices(args.seed)
     session = Session(SPEC.resolve(params), bug)
-    findings = asyncio.run(_serve_announced(session, choices, args.port, args.timeout, args.max_frame_bytes))
+    findings = asyncio.run(_serve_announced(session, choices, args.port, args.timeout, args.max_frame_bytes,
+                                            args.tool_timeout))
     if args.record is not None:
         write_trace(args.record, session_trace(session, args.seed))
     if args.json is not None:
         Path(args.json).write_text(json.dumps({"system": SPEC.name, "steps": len(session.transitions),
-                                         "findings": [f.to_json() for f in findings]}, indent=2) + "\n")
+                                               "verdict": session.verdict(),
+                                               "findings": [f.to_json() for f in findings]}, indent=2) + "\n")
     for finding in findings:
         print(f"{finding.kind} {finding.property}: {finding.summary}")
-    return 1 if findings else 0
+    print(session.verdict())
+    return session.exit_code()

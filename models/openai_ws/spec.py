@@ -13,8 +13,11 @@ PARAMS = (
           "too_many_pending_steers", low=1, high=5),
     Param("hosted_tools", 1, "hosted tool calls (web search) a first-connection root runs before its last item",
           low=0, high=2),
-    Param("client_tools", 1, "1: a first-connection root ends with a client-owned function call (explicit "
-          "continuation, steer.pending)", low=0, high=1),
+    Param("client_tools", 1, "1: the client declares its function tool, so a first-connection root ends with "
+          "a client-owned call (explicit continuation, steer.pending); 0: it never does; 2: each root's create "
+          "decides (a real client's, when served)", low=0, high=2),
+    Param("followups", 0, "new requests the client may send after a chain ended (e.g. carrying a failed "
+          "steer's input into response.create)", low=0, high=4),
     Param("reconnects", 1, "times the connection may drop (the client then reconnects onto a fresh one)",
           low=0, high=2),
     Param("stream_ids", "named", "named: every lane sends stream_id; default: lane 0 is the default lane "
@@ -81,6 +84,7 @@ BUGS = {
                                  "continue automatically",
     "continue-twice": "the client retries an explicit continuation it already sent",
     "continue-on-default-lane": "the client sends the explicit continuation without the parent's stream_id",
+    "steer-stale-parent": "the client steers a response after it already steered that response's successor",
 }
 
 BUG_CATCHERS = {
@@ -109,6 +113,7 @@ BUG_CATCHERS = {
     "continue-automatic-parent": "client-no-automatic-continuation",
     "continue-twice": "client-one-continuation-per-parent",
     "continue-on-default-lane": "client-continuation-on-parent-lane",
+    "steer-stale-parent": "client-steer-newest-response",
 }
 
 SPEC = ModelSpec(

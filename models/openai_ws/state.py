@@ -32,7 +32,7 @@ class Response:
     lane: int
     conn: int
     parent: int
-    origin: str  # root | auto | explicit
+    origin: str  # root | auto | explicit | followup
     kinds: tuple[str, ...]
     steerable: bool
     status: str = IN_PROGRESS

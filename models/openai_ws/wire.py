@@ -16,6 +16,7 @@ CREATED_AT = 1_767_225_600  # a fixed instant: models never read the wall clock
 TOOL_NAME = "get_project_status"
 ROOT_INPUT = "Draft a project plan for building a task-tracking app."
 TOOL_OUTPUT = "Design is complete. Development has not started."
+FOLLOWUP_INPUT = "Keep the scope small enough for one developer to finish in two weeks."
 INVALID_REQUEST = "invalid_request_error"
 STEER_PENDING_REASON = "waiting_for_required_input"
 
@@ -162,13 +163,22 @@ def steer_failed(seq: int, code: str, number: int | None, target: int, steer_inp
 
 
 # --------------------------------------------------------------------------------------- client side
-def client_create(stream_id: str | None, steerable: bool) -> dict[str, Any]:
-    """The first `response.create` of a lane. A conversation-bound response cannot be steered (R15)."""
+def client_create(stream_id: str | None, steerable: bool, tools: bool) -> dict[str, Any]:
+    """The first `response.create` of a lane, declaring the client's function tool when `tools`. A
+    conversation-bound response cannot be steered (R15)."""
     event: dict[str, Any] = {"type": "response.create", "model": MODEL_NAME, "input": ROOT_INPUT}
+    if tools:
+        event["tools"] = tools_field(("function_call",))
     if not steerable:
         event["conversation"] = "conv_0001"
     event.update(lane_field(stream_id))
     return event
+
+
+def client_followup(parent: int, stream_id: str | None) -> dict[str, Any]:
+    """A new request continuing a finished chain (for instance with a failed steer's returned input)."""
+    return {"type": "response.create", "model": MODEL_NAME, "previous_response_id": response_id(parent),
+            "input": [{"type": "message", "role": "user", "content": FOLLOWUP_INPUT}], **lane_field(stream_id)}
 
 
 def client_tool_output(parent: int, stream_id: str | None) -> dict[str, Any]:

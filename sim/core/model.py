@@ -138,7 +138,7 @@ class Model(Protocol[S]):
 
 
 DEFAULT_TIMING: Mapping[str, Any] = MappingProxyType({"default": {"dist": "exponential", "mean": 1.0}})
-OPTIONAL_HOOKS = ("is_local", "symmetry", "vector_kernel", "match_event", "render_state")
+OPTIONAL_HOOKS = ("is_local", "symmetry", "vector_kernel", "match_event", "render_state", "judge_recorded")
 
 
 class ModelBase(ABC, Generic[S]):
@@ -156,7 +156,9 @@ class ModelBase(ABC, Generic[S]):
     observed)`, `render_state(state)` (the state as a mapping of names in the system's own vocabulary,
     shown at every step of a trace; by default the state's fields, see `sim.core.stateview`).
     `action_kinds` names every kind of action the model can take, so that a check can name the ones
-    that never fired (`sim.checking.coverage`); empty, the default, means only the kinds seen count."""
+    that never fired (`sim.checking.coverage`); empty, the default, means only the kinds seen count.
+    `judge_recorded(trace)`: a model whose traces record a real peer's messages judges them again on
+    replay (its findings)."""
 
     name: str = ""
     fair_actors: Sequence[str] = ()
@@ -166,6 +168,8 @@ class ModelBase(ABC, Generic[S]):
     vector_kernel: Callable[[], Any] | None = None
     match_event: Callable[[Event, Event], bool] | None = None
     render_state: Callable[[Any], Mapping[str, Any]] | None = None
+    # a model whose traces record a real peer's messages judges them again on replay (its findings)
+    judge_recorded: Callable[[Any], Sequence[Any]] | None = None
 
     def __init__(self, params: Mapping[str, Any] | None = None, bug: str | None = None) -> None:
         self.params = dict(params or {})

@@ -20,7 +20,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -379,12 +379,14 @@ def _replay(trace: Trace, product: Product, done: list[str]) -> ReplayResult:
         violations.extend(transition.violations)
         state = transition.target
         done.append(action.label())
+    judged = [] if product.model.judge_recorded is None else list(product.model.judge_recorded(trace))
     ending = product.end_violations(state) if not product.successors(state) else None
-    wrong_end = _end_differs(trace, product, bool(violations), ending)
+    wrong_end = _end_differs(trace, product, bool(violations), ending, judged)
     if wrong_end is not None:
         return ReplayResult(False, len(trace.steps), f"the recorded end differs: {wrong_end}", violations)
     if ending is not None and trace.end in ("quiescent", "violation"):
         violations.extend(v for v in ending if v not in violations)
+    violations.extend(judged)  # what a model judges again of a real peer's recorded messages
     return ReplayResult(True, len(trace.steps), f"{len(trace.steps)} steps reproduced", violations)
 
 
@@ -393,14 +395,15 @@ def _replay(trace: Trace, product: Product, done: list[str]) -> ReplayResult:
 SIMULATED_ENDS = ("quiescent", "step-limit", "time-limit", "violation")
 
 
-def _end_differs(trace: Trace, product: Product, stepped: bool, ending: tuple[Violation, ...] | None) -> str | None:
+def _end_differs(trace: Trace, product: Product, stepped: bool, ending: tuple[Violation, ...] | None,
+                 judged: Sequence[Violation] = ()) -> str | None:
     """Why the trace's last line is not what re-executing its steps gives (None: it is). `stepped` says
     whether a step broke a property, `ending` is what the monitors say of the last state when nothing
     more can happen there (None: something can). A listed violation must be one the last state shows, or
     a liveness property's, which only the explorer's lasso shows; a run cut by a limit lists none."""
     if trace.end is None and not trace.violations:
         return None
-    shown = [violation_json(v) for v in ending or ()]
+    shown = [violation_json(v) for v in (*(ending or ()), *judged)]
     live = {p.name for p in product.liveness}
     unshown = [v for v in trace.violations  # a cause beside the property and message explains, not claims
                if {"property": v.get("property"), "message": v.get("message")} not in shown
