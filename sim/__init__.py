@@ -32,13 +32,18 @@ _EXPORTS = {
     "CheckResult": "sim.checking.explorer",
     "check": "sim.checking.engines",
 }
+# modules of the public vocabulary: `from sim import facts as F` gives the fact constructors a model emits
+_MODULES = {"facts": "sim.core.facts"}
 
-__all__ = sorted(_EXPORTS)
+__all__ = sorted([*_EXPORTS, *_MODULES])
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
+    if name in _MODULES:
+        value = import_module(_MODULES[name])
+    elif name in _EXPORTS:
+        value = getattr(import_module(_EXPORTS[name]), name)
+    else:
         raise AttributeError(f"module 'sim' has no attribute {name!r}")
-    value = getattr(import_module(_EXPORTS[name]), name)
     globals()[name] = value
     return value
