@@ -452,15 +452,7 @@ class Explorer:
 
     def _result(self, seconds: float) -> CheckResult:
         props = list(self.results.values())
-        if self.interrupted:
-            status = INTERRUPTED
-        elif any(r.status in ("violated", "unreached") for r in props):
-            status = "violation"
-        elif self.incomplete_reason is not None or any(r.status == "unknown" for r in props
-                                                       if r.kind != "eventually" or self.options.liveness):
-            status = "incomplete"
-        else:
-            status = "ok"
+        status = verdict(props, self.interrupted, self.incomplete_reason is not None, self.options.liveness)
         notes = list(self.notes)
         if self.incomplete_reason:
             notes.insert(0, f"incomplete: {self.incomplete_reason}")
@@ -474,6 +466,19 @@ class Explorer:
         coverage = coverage_of(declared_kinds(self.product.model), self.fired)
         return CheckResult(self.product.model.name, status, len(self.parents), self.transitions,
                            self.max_depth, seconds, props, notes, coverage)
+
+
+def verdict(props: list[PropertyResult], interrupted: bool, incomplete: bool, liveness: bool) -> str:
+    """A check's status, the one rule every engine applies: Ctrl-C first, then any violated or unreached
+    property, then a limit hit or a property left undecided (an eventually-property counts only when
+    liveness was asked for), else ok."""
+    if interrupted:
+        return INTERRUPTED
+    if any(r.status in ("violated", "unreached") for r in props):
+        return "violation"
+    if incomplete or any(r.status == "unknown" for r in props if r.kind != "eventually" or liveness):
+        return "incomplete"
+    return "ok"
 
 
 def explained(model: Model, result: CheckResult) -> CheckResult:

@@ -18,14 +18,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from sim.checking.coverage import coverage_of, declared_kinds
-from sim.checking.explorer import CheckOptions, CheckResult, PropertyResult, explained
+from sim.checking.explorer import CheckOptions, CheckResult, PropertyResult, explained, verdict
 from sim.checking.memory import group_mb, rss_mb
 from sim.core.fingerprint import fingerprint
 from sim.core.model import Model
 from sim.core.paths import located, replay_indices
 from sim.core.product import Product, Violation
 from sim.errors import ModelError, UsageError
-from sim.interrupts import INTERRUPTED, INTERRUPTED_NOTE, UNDECIDED_NOTE, init_worker
+from sim.interrupts import INTERRUPTED_NOTE, UNDECIDED_NOTE, init_worker
 
 CANDIDATES_BETWEEN_CHECKS = 512  # a worker looks at its memory this often within a level
 Candidate = tuple[Any, int, int, int, int]  # (state, fp, parent worker, parent index, action index)
@@ -234,15 +234,9 @@ def check_parallel(model: Model, options: CheckOptions, workers: int, identity: 
             r.note = UNDECIDED_NOTE
         elif r.status == "unknown":
             r.note = notes[0] if r.kind == "eventually" and notes else "not decided: the run ended first"
+    status = verdict(props, interrupted, bool(incomplete), options.liveness)
     if interrupted:
-        status = INTERRUPTED
         notes.insert(0, INTERRUPTED_NOTE)
-    elif any(r.status in ("violated", "unreached") for r in props):
-        status = "violation"
-    elif incomplete or any(r.status == "unknown" for r in props if r.kind != "eventually" or options.liveness):
-        status = "incomplete"
-    else:
-        status = "ok"
     if incomplete:
         notes.insert(0, f"incomplete: {incomplete}")
     coverage = coverage_of(declared_kinds(product.model), fired)
