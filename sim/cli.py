@@ -342,7 +342,16 @@ def _check_report(source: str) -> dict[str, Any] | None:
         text = Path(source).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None  # read_trace names the problem
-    return json.loads(text) if is_check_report(text) else None
+    if is_check_report(text):
+        return json.loads(text)
+    try:
+        whole = json.loads(text)
+    except json.JSONDecodeError:
+        return None  # JSON Lines: a trace, which read_trace reads and judges
+    if isinstance(whole, dict) and "steersim" not in whole:
+        raise UsageError(f"{source} is a JSON document but neither a trace nor a `check --json` report; draw a "
+                         "trace (`simulate --out`, `check --traces`) or a check report (`check --json`)")
+    return None
 
 
 def cmd_report(args: argparse.Namespace) -> int:

@@ -729,3 +729,10 @@ def test_no_traceback_when_a_check_is_asked_to_write_into_a_missing_folder(capsy
     monkeypatch.setattr(sim.cli, "_build", lambda args: pytest.fail("the model was built"))
     line = assert_refused(capsys, ["check", "teaching", "--json", "nodir/r.json"])
     assert "nodir" in line and "does not exist" in line
+
+
+def test_a_json_document_that_is_no_trace_nor_check_report_is_refused_by_diagram(tmp_path, capsys):
+    other = tmp_path / "estimate.json"
+    other.write_text(json.dumps({"estimate": 0.01, "low": 0.0, "high": 0.02, "runs": 100}, indent=2) + "\n")
+    line = assert_refused(capsys, ["diagram", str(other), "-o", str(tmp_path / "x.svg")])
+    assert "neither a trace nor a `check --json` report" in line
