@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -74,16 +73,13 @@ def conform(system: ChainSystem, args: argparse.Namespace) -> int:
         for found in exploration.found.values():
             explorer.shrink(found, args.shrink_budget)
             found.story = explorer.story(found)
-    try:
-        summarise(exploration, args.latency)
-    except BrokenPipeError:  # `| head`: the reader has gone; the documents are still written
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    target = system.target()
+    target = system.target()  # the documents first: a reader who closes the summary early loses nothing
     if args.json_file:
         doc = document(exploration, target, args.latency)
         Path(args.json_file).write_text(json.dumps(doc, indent=2, default=str) + "\n")
     if args.report:
         write_reports(Path(args.report), exploration, target, args.latency)
+    summarise(exploration, args.latency)
     if exploration.interrupted:
         return EXIT_INTERRUPTED
     return EXIT_VIOLATION if exploration.found else EXIT_OK
