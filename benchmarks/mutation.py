@@ -243,9 +243,9 @@ def run_mutant(mutant: Mutant | None, model: str, timeout: float, workdir: Path)
     if target.exists():
         shutil.rmtree(target)
     shutil.copytree(ROOT / "models", target, ignore=shutil.ignore_patterns("node", "__pycache__"))
-    node = ROOT / "models" / "openclaw" / "node"
+    node = ROOT / "models" / "openclaw" / "harness" / "node"
     if node.exists():
-        os.symlink(node, target / "openclaw" / "node")
+        os.symlink(node, target / "openclaw" / "harness" / "node")
     if mutant is not None:
         (workdir / mutant.path).write_text(mutated_source(mutant))
     env = {**os.environ, "PYTHONPATH": f"{workdir}{os.pathsep}{ROOT}", "PYTHONDONTWRITEBYTECODE": "1"}

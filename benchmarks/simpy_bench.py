@@ -24,7 +24,7 @@ import time
 import simpy
 
 from models.teaching import SPEC
-from models.teaching.model import DEFAULT_TIMING
+from models.teaching.spec import DEFAULT_TIMING
 from sim.simulate.simulator import Simulator
 from sim.simulate.timing import Clocks, TimingProfile
 

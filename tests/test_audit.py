@@ -52,7 +52,7 @@ class Unordered:
         return {"default": {"dist": "constant", "value": 1.0}}
 
 
-SPEC = ModelSpec("unordered", "a model that depends on string hashing", (), {}, lambda params, bug: Unordered())
+SPEC = ModelSpec("unordered", "a model that depends on string hashing", (), (), lambda params, bug: Unordered())
 '''
 
 

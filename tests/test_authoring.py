@@ -170,19 +170,18 @@ def test_an_exception_in_model_code_is_a_model_error_with_state_action_and_path(
     assert "Traceback" not in err
 
 
-def test_bug_records_and_the_mappings_are_two_views_of_one_list() -> None:
+def test_bug_records_are_the_one_source_and_the_mappings_views_of_them() -> None:
     params = (Param("N", 1, "n"),)
     records = ModelSpec("m", "d", params, (Bug("a", "doc a", "no-lost-steers", {"N": 2}), Bug("b", "doc b")),
                         lambda p, bug: None)
-    mappings = ModelSpec("m", "d", params, {"a": "doc a", "b": "doc b"}, lambda p, bug: None,
-                         bug_catchers={"a": "no-lost-steers"}, bug_params={"a": {"N": 2}})
-    assert records.to_json() == mappings.to_json()
-    assert records.bugs == mappings.bugs and records.bug_catchers == mappings.bug_catchers
+    assert dict(records.bugs) == {"a": "doc a", "b": "doc b"}
+    assert records.bug_catchers == {"a": "no-lost-steers"} and records.bug_params == {"a": {"N": 2}}
+    assert [bug["name"] for bug in records.to_json()["bugs"]] == ["a", "b"]
     assert records.resolve({}, "a") == {"N": 2}
     with pytest.raises(ValueError, match="twice"):
         ModelSpec("m", "d", params, (Bug("a", "x"), Bug("a", "y")), lambda p, bug: None)
-    with pytest.raises(ValueError, match="not in bugs"):
-        ModelSpec("m", "d", params, {"a": "x"}, lambda p, bug: None, bug_catchers={"b": "no-lost-steers"})
+    with pytest.raises(ValueError, match="a sequence of Bug"):
+        ModelSpec("m", "d", params, {"a": "x"}, lambda p, bug: None)
 
 
 def test_optional_hooks_are_declared_on_the_base_and_found_on_a_model_of_the_old_protocol() -> None:
@@ -207,7 +206,7 @@ def test_optional_hooks_are_declared_on_the_base_and_found_on_a_model_of_the_old
     assert not has_local_actions(Plain()) and has_local_actions(Local()) and not has_symmetry(Local())
     teaching = get_model_spec("teaching").build()
     assert has_local_actions(teaching) and AdaptedModel(teaching).vector_kernel is not None
-    assert assert_properties(ModelSpec("plain", "", (), {}, Plain)).states == 3
+    assert assert_properties(ModelSpec("plain", "", (), (), Plain)).states == 3
 
 
 def test_dask_workers_build_a_model_file_from_its_reference(model_dir: Path) -> None:

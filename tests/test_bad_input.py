@@ -685,9 +685,9 @@ def test_debug_prints_the_traceback_instead(capsys, monkeypatch):
 
 
 def test_a_plugin_that_crashes_is_an_internal_error_too(capsys, monkeypatch):
-    import models.foundry.conform
+    import models.foundry.harness.conform
 
-    monkeypatch.setattr(models.foundry.conform, "conform", lambda *a: {}["missing"])
+    monkeypatch.setattr(models.foundry.harness.conform, "conform", lambda *a: {}["missing"])
     assert main(["conform", "foundry", "--runs", "1"]) == EXIT_INTERNAL
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and "KeyError" in err

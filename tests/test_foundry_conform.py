@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from models.foundry.conform import conform, main, parser
-from models.foundry.explore import Explorer, RunSpec, sampled_plan
-from models.foundry.scenarios import NAMED, scenario_named
-from models.foundry.surfaces import run_scenario
+from models.foundry.harness.conform import conform, main, parser
+from models.foundry.harness.explore import Explorer, RunSpec, sampled_plan
+from models.foundry.harness.scenarios import NAMED, scenario_named
+from models.foundry.harness.surfaces import run_scenario
 from sim.errors import UsageError
 from sim.harness.vloop import PCTScheduler, RandomScheduler, ReplayScheduler
 
@@ -207,7 +207,7 @@ def test_the_command_exits_1_with_findings_and_writes_its_documents(tmp_path, ca
 
 
 # ---------------------------------------------------------------------- the real package
-real = pytest.importorskip("models.foundry.real")
+real = pytest.importorskip("models.foundry.harness.real")
 
 
 @pytest.mark.parametrize("make", [lambda: RandomScheduler(7), lambda: PCTScheduler(7)])

@@ -7,8 +7,7 @@ import checking
 import pytest
 
 from models.foundry import SPEC
-from models.foundry import events as E
-from models.foundry.bugs import BUG_CATCHERS, BUG_PARAMS, BUGS
+from models.foundry.facts import facts
 from models.foundry.spec import PACKAGE_QUEUE_CAP
 from sim import Product
 from sim.core.model import Event
@@ -51,10 +50,10 @@ def test_variants_of_the_parameters_hold(params):
     assert_all_hold({**SMALL, **params})
 
 
-@pytest.mark.parametrize("bug", sorted(BUGS))
+@pytest.mark.parametrize("bug", sorted(SPEC.bugs))
 def test_each_bug_is_caught_by_its_property(bug):
-    catcher = BUG_CATCHERS[bug]
-    params = {**SMALL, "queue_cap": 2 if bug in NEEDS_TWO_WAITING else 1, **BUG_PARAMS.get(bug, {})}
+    catcher = SPEC.bug_catchers[bug]
+    params = {**SMALL, "queue_cap": 2 if bug in NEEDS_TWO_WAITING else 1, **SPEC.bug_params.get(bug, {})}
     _, props = verdicts(params, bug)
     assert props[catcher].status == "violated", f"{bug}: {catcher} is {props[catcher].status}"
     assert props[catcher].counterexample is not None and props[catcher].counterexample.steps
@@ -62,15 +61,15 @@ def test_each_bug_is_caught_by_its_property(bug):
 
 def test_every_bug_has_a_catcher_that_the_model_declares():
     names = {info.name for info in Product(SPEC.build()).property_infos()}
-    assert set(BUG_CATCHERS) == set(BUGS)
-    assert set(BUG_CATCHERS.values()) <= names
+    assert set(SPEC.bug_catchers) == set(SPEC.bugs)
+    assert set(SPEC.bug_catchers.values()) <= names
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("bug", sorted(BUGS))
+@pytest.mark.parametrize("bug", sorted(SPEC.bugs))
 def test_each_bug_is_caught_in_the_default_configuration(bug):
-    _, props = verdicts(BUG_PARAMS.get(bug, {}), bug)
-    assert props[BUG_CATCHERS[bug]].status == "violated"
+    _, props = verdicts(SPEC.bug_params.get(bug, {}), bug)
+    assert props[SPEC.bug_catchers[bug]].status == "violated"
 
 
 @pytest.mark.slow
@@ -92,18 +91,18 @@ def test_cancelling_queued_handles_at_shutdown_misreports_inputs_the_next_lifeti
 
 def test_a_steer_behind_a_running_turn_is_accepted_then_applied_at_its_first_entry():
     queued = Event("chain", "caller:1", "TaskRun", {"caller": "m1", "input_id": "m1", "is_queued": True})
-    assert [f.name for f in E.facts(queued)] == ["steer.submitted", "steer.accepted"]
+    assert [f.name for f in facts(queued)] == ["steer.submitted", "steer.accepted"]
     entry = Event("chain", "handler", "handler.enter", {"input": "m1", "first": True, "queued": True})
-    assert [f.name for f in E.facts(entry)] == ["turn.started", "history.appended", "steer.applied"]
+    assert [f.name for f in facts(entry)] == ["turn.started", "history.appended", "steer.applied"]
     again = Event("chain", "handler", "handler.enter", {"input": "m1", "first": False, "queued": True})
-    assert [f.name for f in E.facts(again)] == ["turn.started"]
+    assert [f.name for f in facts(again)] == ["turn.started"]
 
 
 def test_refusals_are_loud_and_name_their_exception():
     full = Event("chain", "caller:3", "SteeringQueueFull", {"caller": "m3"})
-    assert [str(f) for f in E.facts(full)][-1] == "steer.rejected(id='m3', code='SteeringQueueFull')"
+    assert [str(f) for f in facts(full)][-1] == "steer.rejected(id='m3', code='SteeringQueueFull')"
     locked = Event("host", "caller:1", "http.response", {"caller": "m1", "status": 409, "code": "conversation_locked"})
-    assert E.facts(locked)[-1]["code"] == "conversation_locked"
+    assert facts(locked)[-1]["code"] == "conversation_locked"
 
 
 def test_a_simulated_run_is_a_path_that_uses_the_package_vocabulary():

@@ -9,11 +9,11 @@ import dataclasses
 
 import pytest
 
-from models.foundry.explore import Explorer, RunSpec
-from models.foundry.latency import latency_profile
-from models.foundry.rootcause import _start_on_busy_chain
-from models.foundry.scenarios import NAMED
-from models.foundry.surfaces import run_scenario
+from models.foundry.harness.explore import Explorer, RunSpec
+from models.foundry.harness.latency import latency_profile
+from models.foundry.harness.rootcause import _start_on_busy_chain
+from models.foundry.harness.scenarios import NAMED
+from models.foundry.harness.surfaces import run_scenario
 from sim.errors import UsageError
 from sim.harness.vloop import RandomScheduler
 from tests.test_foundry_conform import StandIn
@@ -48,7 +48,7 @@ def test_bad_latency_names_the_choices():
         latency_profile("fast")
 
 
-real = pytest.importorskip("models.foundry.real")
+real = pytest.importorskip("models.foundry.harness.real")
 
 
 def times(latency: str, seed: int) -> list[float]:

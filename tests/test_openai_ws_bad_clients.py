@@ -18,10 +18,10 @@ from openai.types.responses.responses_server_event import ResponseWsError
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
+from models.openai_ws import SPEC
 from models.openai_ws.frames import EXCERPT_CHARS
-from models.openai_ws.serve import FRAME_FINDING, PATH, SeededChoices, run_server
-from models.openai_ws.session import SERVE_DEFAULTS, Finding, Session
-from models.openai_ws.spec import SPEC
+from models.openai_ws.harness.serve import FRAME_FINDING, PATH, SeededChoices, run_server
+from models.openai_ws.harness.session import SERVE_DEFAULTS, Finding, Session
 
 ROOT = Path(__file__).resolve().parent.parent
 

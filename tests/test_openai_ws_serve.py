@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from models.openai_ws.example_runs import run_example, run_examples, write_example_report
-from models.openai_ws.serve import ReplayedChoices, main
-from models.openai_ws.session import SERVE_DEFAULTS
+from models.openai_ws.harness.example_runs import run_example, run_examples, write_example_report
+from models.openai_ws.harness.serve import ReplayedChoices, main
+from models.openai_ws.harness.session import SERVE_DEFAULTS
 from sim.errors import UsageError
 from sim.traces.trace import read_trace, replay
 
@@ -20,7 +20,7 @@ from sim.traces.trace import read_trace, replay
 SEED_FILE = Path("shared", "spec", "openai-seed-example.py")
 SEED_EXAMPLE = next((folder / SEED_FILE for folder in Path(__file__).resolve().parents
                      if (folder / SEED_FILE).exists()), SEED_FILE)
-JS_EXAMPLE = Path(__file__).resolve().parent.parent / "models" / "openai_ws" / "node" / "seed-example.mjs"
+JS_EXAMPLE = Path(__file__).resolve().parent.parent / "models" / "openai_ws" / "harness" / "node" / "seed-example.mjs"
 CAREFUL_CLIENT = Path(__file__).resolve().parent / "openai_ws_clients" / "careful_client.py"
 
 # How the seed example fares in each outcome class: it only succeeds when its steer reaches a successor.
@@ -55,7 +55,7 @@ def seed_example() -> Path:
 @pytest.fixture(scope="module")
 def js_example() -> Path:
     if not (JS_EXAMPLE.parent / "node_modules" / ".bin" / "node").exists():
-        pytest.skip("npm ci --prefix models/openai_ws/node has not been run")
+        pytest.skip("npm ci --prefix models/openai_ws/harness/node has not been run")
     return JS_EXAMPLE
 
 

@@ -1,5 +1,5 @@
 """The OpenClaw conformance harness: scenario generation, translation, judging, and runs against the
-real pinned build (those need the Node side: `npm ci --prefix models/openclaw/node`)."""
+real pinned build (those need the Node side: `npm ci --prefix models/openclaw/harness/node`)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import subprocess
 
 import pytest
 
-from models.openclaw import conform, driver, scenarios
 from models.openclaw import events as E
-from models.openclaw.causes import CAUSES, REPRO_DIR
-from models.openclaw.judge import judge
-from models.openclaw.scenarios import Knobs, PlanStep, Scenario
+from models.openclaw.harness import conform, driver, scenarios
+from models.openclaw.harness.causes import CAUSES, REPRO_DIR
+from models.openclaw.harness.judge import judge
+from models.openclaw.harness.scenarios import Knobs, PlanStep, Scenario
 from models.openclaw.versions import preset_for
 from sim.errors import UsageError
 

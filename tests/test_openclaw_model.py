@@ -6,7 +6,7 @@ from __future__ import annotations
 import checking
 import pytest
 
-from models.openclaw import BUG_CATCHERS, BUG_PARAMS, BUGS, SPEC
+from models.openclaw import SPEC
 from models.openclaw import events as E
 from models.openclaw.state import IDLE, OpenClawState
 from sim.errors import UsageError
@@ -50,19 +50,19 @@ def test_configurations_hold(params):
     assert_all_hold(params)
 
 
-@pytest.mark.parametrize("bug", sorted(BUGS))
+@pytest.mark.parametrize("bug", sorted(SPEC.bugs))
 def test_each_bug_is_caught_by_its_property(bug):
     _result, props = verdicts({}, bug)
-    caught = props[BUG_CATCHERS[bug]]
+    caught = props[SPEC.bug_catchers[bug]]
     assert caught.status == "violated", f"{bug}: {caught.name} is {caught.status}"
     assert caught.counterexample is not None and caught.counterexample.steps
-    _, clean = verdicts(BUG_PARAMS.get(bug, {}))
-    assert clean[BUG_CATCHERS[bug]].status == "holds"
+    _, clean = verdicts(SPEC.bug_params.get(bug, {}))
+    assert clean[SPEC.bug_catchers[bug]].status == "holds"
 
 
 def test_every_bug_has_a_catcher():
-    assert set(BUG_CATCHERS) == set(BUGS)
-    assert len(BUGS) >= 6
+    assert set(SPEC.bug_catchers) == set(SPEC.bugs)
+    assert len(SPEC.bugs) >= 6
 
 
 @pytest.mark.parametrize(("params", "prop"), [

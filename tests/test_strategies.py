@@ -35,7 +35,7 @@ def test_bounds_narrow_and_fixed_values_pin(values: dict[str, Any]) -> None:
 
 CHOICES = ModelSpec("choices", "a spec with every kind of parameter", (
     Param("mode", "a", "a choice", choices=("a", "b")), Param("on", False, "a flag"), Param("n", 1, "open-ended"),
-), {}, factory=lambda p, bug: None)  # type: ignore[arg-type,return-value]
+), (), factory=lambda p, bug: None)  # type: ignore[arg-type,return-value]
 
 
 @given(params(CHOICES))

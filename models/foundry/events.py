@@ -1,15 +1,10 @@
-"""Native events of the Foundry model, in the package's own words, and their facts.
+"""Native events of the Foundry model, in the package's own words (their facts: `facts.py`).
 
 The harness records the real package in exactly this vocabulary, so trace validation compares like
 with like: `start` and its result (`TaskRun` with `is_queued`, or the exception class), the handler's
 view of its context at entry and at each safe point (`entry_mode`, `is_steered_turn`,
 `ctx.cancel.is_set()`, `pending_input_count`, ...), how it left, and each handle's outcome. With
 `surface = responses` a start() is a POST to the Responses host and its result the HTTP reply.
-
-The facts (design section 3, spec section 5) are a function of one event: every start() that does not
-return a fresh or resumed turn is a steer (queued: accepted; refused: rejected with its code); an
-input's first entry appends it to the history and, if it was queued, applies it; a queued input
-cancelled before its first entry failed loudly; a crash ends the running turn.
 """
 
 from __future__ import annotations
@@ -27,8 +22,6 @@ from models.foundry.state import (
     FoundryState,
     input_id,
 )
-from sim.core import facts as F
-from sim.core.facts import Fact
 from sim.core.model import Action, Event
 
 if TYPE_CHECKING:
@@ -134,30 +127,3 @@ def stop_events(model: FoundryModel, s: FoundryState) -> list[Event]:
             out.append(handle_result(c, model.queued_at_shutdown, NOBODY, s.queued[c], c in s.entered))
     out.append(Event("process", "chain", "process.stop", {}))
     return out
-
-
-def facts(event: Event) -> list[Fact]:
-    name, d = event.name, event.data
-    if name == "TaskRun":
-        return [F.steer_submitted(d["caller"], CHAIN), F.steer_accepted(d["caller"])] if d["is_queued"] else []
-    if name in REJECTION_EVENTS:
-        return [F.steer_submitted(d["caller"], CHAIN), F.steer_rejected(d["caller"], name)]
-    if name == "http.response":
-        if d["status"] == 200:
-            queued = d.get("response_status") == "queued"
-            return [F.steer_submitted(d["caller"], CHAIN), F.steer_accepted(d["caller"])] if queued else []
-        return [F.steer_submitted(d["caller"], CHAIN), F.steer_rejected(d["caller"], d["code"])]
-    if name == "handler.enter":
-        out = [F.turn_started(d["input"], CHAIN)]
-        if d["first"]:
-            out.append(F.history_appended(CHAIN, d["input"]))
-            if d["queued"]:
-                out.append(F.steer_applied(d["input"], d["input"]))
-        return out
-    if name == "handler.exit":
-        return [F.turn_ended(d["input"], HOW_STATUS[d["how"]])]
-    if name == "process.crash":
-        return [F.turn_ended(d["turn"], "crashed")] if d["turn"] else []
-    if name == "TaskRun.result" and d["outcome"] == CANCELLED and d["queued"] and not d["entered"]:
-        return [F.steer_failed(d["caller"], CANCELLED)]
-    return []

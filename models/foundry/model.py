@@ -25,6 +25,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from models.foundry import events as E
+from models.foundry.facts import facts
+from models.foundry.spec import DEFAULT_TIMING
 from models.foundry.state import (
     ABSENT,
     BOOT,
@@ -66,7 +68,7 @@ from sim.core.model import Action, Event, Property
 
 class FoundryModel:
     """One chain, `callers` callers, one process that may crash and restart. Parameters as in
-    `models.foundry.SPEC`; `bug` one of `models.foundry.bugs.BUGS` or None."""
+    `models.foundry.SPEC`; `bug` the name of one of `models.foundry.spec.BUGS` or None."""
 
     name = "foundry"
     fair_actors = ("framework", "handler", "process")
@@ -308,7 +310,7 @@ class FoundryModel:
         return E.observe(self, s, a, t)
 
     def facts(self, event: Event) -> list[Fact]:
-        return E.facts(event)
+        return facts(event)
 
     def properties(self) -> list[Property]:
         from models.foundry.properties import properties
@@ -333,18 +335,4 @@ class FoundryModel:
         return input_id(s.last if self.bug == "input-id-is-chain-head" else s.active)
 
 
-DEFAULT_TIMING: Mapping[str, Any] = {
-    "default": {"dist": "exponential", "mean": 0.01},
-    "caller.start": {"dist": "exponential", "mean": 2.0},
-    "caller.cancel": {"dist": "exponential", "mean": 3.0},
-    "handler.check": {"dist": "lognormal", "median": 1.0, "sigma": 0.5},
-    "handler.return": {"dist": "lognormal", "median": 2.0, "sigma": 0.5},
-    "handler.raise": {"dist": "lognormal", "median": 6.0, "sigma": 0.5},
-    "handler.exit_for_recovery": {"dist": "exponential", "mean": 0.5},
-    "fault.crash": {"dist": "exponential", "mean": 20.0},
-    "process.restart": {"dist": "exponential", "mean": 5.0},
-    "process.shutdown": {"dist": "exponential", "mean": 30.0},
-    "process.stop": {"dist": "constant", "value": 25.0},
-}
-
-__all__ = ["DEFAULT_TIMING", "FoundryModel", "FoundryState"]
+__all__ = ["FoundryModel", "FoundryState"]

@@ -1,10 +1,12 @@
-"""The Foundry model's specification: parameters (spec section 8), bug variants and their catchers."""
+"""The Foundry model's specification: parameters (spec section 8), the named bug variants (each a plausible
+implementation mistake) with the property (spec sections 6-7) that catches each, and the default timing."""
 
 from __future__ import annotations
 
-from models.foundry.bugs import BUG_CATCHERS, BUG_PARAMS, BUGS
-from models.foundry.model import FoundryModel
-from sim.core.registry import ModelSpec, Param
+from collections.abc import Mapping
+from typing import Any
+
+from sim.core.registry import Bug, Param
 
 PACKAGE_QUEUE_CAP = 9  # _DEFAULT_MAX_PENDING_STEERING in azure/ai/agentserver/core/tasks/_decorator.py
 
@@ -48,12 +50,47 @@ PARAMS = (
           choices=("tasks", "responses")),
 )
 
-SPEC = ModelSpec(
-    name="foundry",
-    doc="Foundry steerable chains: queued starts, cooperative cancel, If-Match, bounded queue, crash recovery",
-    params=PARAMS,
-    bugs=BUGS,
-    factory=lambda params, bug: FoundryModel(params, bug),
-    bug_catchers=BUG_CATCHERS,
-    bug_params=BUG_PARAMS,
+BUGS = (
+    Bug("lifo-promotion", "the end of a turn promotes the newest queued input instead of the oldest", "fifo"),
+    Bug("orphan-future-on-full", "a start() refused with SteeringQueueFull leaves its registered future behind, so "
+        "the next promoted turn resolves a handle nobody holds",
+        "own-outcome"),
+    Bug("resolve-after-promote", "the next queued input is promoted before the finished turn's handle is resolved",
+        "resolution-order"),
+    Bug("no-signal", "an enqueue behind a running turn does not set its ctx.cancel", "signal"),
+    Bug("cancel-before-count", "an enqueue sets ctx.cancel before the pending count is visible", "cause-first"),
+    Bug("stale-count-after-cancel", "cancelling a queued handle leaves ctx.pending_input_count at the old value",
+        "live-count"),
+    Bug("input-id-is-chain-head", "a turn's ctx.input_id is the chain's last accepted input id, not its own",
+        "turn-identity"),
+    Bug("no-precancel", "a promoted turn with inputs behind it starts with ctx.cancel clear", "pre-cancel"),
+    Bug("full-advances-head", "a start() refused with SteeringQueueFull still advances last_input_id",
+        "side-effect-free-rejection"),
+    Bug("off-by-one-cap", "the capacity check lets one input more than queue_cap wait", "bound"),
+    Bug("capacity-before-precondition", "a full queue is reported before a stale if_last_input_id", "if-match"),
+    Bug("nonsteerable-queues", "a non-steerable chain queues a concurrent start() instead of raising "
+        "TaskConflictError (its variant runs with -p steerable=false)",
+        "non-steerable", {"steerable": False}),
+    Bug("raise-ends-chain", "after a handler raises, the chain is suspended with its queue left waiting",
+        "chain-survives"),
+    Bug("cancel-removes-head", "cancelling a queued handle removes the queue head instead of its own input",
+        "queued-cancel"),
+    Bug("recover-queue-head", "recovery after a crash enters the queue head instead of the interrupted turn",
+        "recovery"),
+    Bug("interrupting-steer", "a steer on a busy chain starts its turn at once, interrupting the running handler",
+        "one-active-turn"),
 )
+
+DEFAULT_TIMING: Mapping[str, Any] = {
+    "default": {"dist": "exponential", "mean": 0.01},
+    "caller.start": {"dist": "exponential", "mean": 2.0},
+    "caller.cancel": {"dist": "exponential", "mean": 3.0},
+    "handler.check": {"dist": "lognormal", "median": 1.0, "sigma": 0.5},
+    "handler.return": {"dist": "lognormal", "median": 2.0, "sigma": 0.5},
+    "handler.raise": {"dist": "lognormal", "median": 6.0, "sigma": 0.5},
+    "handler.exit_for_recovery": {"dist": "exponential", "mean": 0.5},
+    "fault.crash": {"dist": "exponential", "mean": 20.0},
+    "process.restart": {"dist": "exponential", "mean": 5.0},
+    "process.shutdown": {"dist": "exponential", "mean": 30.0},
+    "process.stop": {"dist": "constant", "value": 25.0},
+}

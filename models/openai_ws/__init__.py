@@ -2,7 +2,17 @@
 its wire vocabulary, invariants, client obligations and a model-driven server for real clients."""
 
 from models.openai_ws.model import OpenAIWsModel
-from models.openai_ws.spec import SPEC
+from models.openai_ws.spec import BUGS, PARAMS
 from models.openai_ws.state import WsState
+from sim.core.registry import ModelSpec
+
+SPEC = ModelSpec(
+    name="openai-ws",
+    doc="mid-turn steering over the OpenAI Responses API WebSocket (response.steer): lanes, responses, hosted and "
+        "client-owned tools, steer queues, automatic and explicit successors, drops and reconnects",
+    params=PARAMS,
+    bugs=BUGS,
+    factory=OpenAIWsModel,
+)
 
 __all__ = ["SPEC", "OpenAIWsModel", "WsState"]

@@ -36,12 +36,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from models.openai_ws import wire
+from models.openai_ws.facts import facts
 from models.openai_ws.matching import frame_matches
+from models.openai_ws.spec import DEFAULT_TIMING
 from models.openai_ws.state import (
     ACCEPTED,
     AUTO,
     COMMITTED,
     COMPLETED,
+    DEFAULT_CHAIN,
     ENDED,
     FAILED,
     FAILED_WITH_ID,
@@ -62,7 +65,6 @@ from sim.core.model import Action, Event, Property
 
 CLIENT, SERVER, CONNECTION = "client", "server", "connection"
 INTERNAL = "server"  # internal bookkeeping events go from the server to itself
-DEFAULT_CHAIN = "default"
 
 
 class OpenAIWsModel:
@@ -130,12 +132,12 @@ class OpenAIWsModel:
         return frame_matches(expected, observed)
 
     def facts(self, event: Event) -> list[F.Fact]:
-        return facts_of(event)
+        return facts(event)
 
     def judge_recorded(self, trace: Any) -> list[Any]:
         """`steersim replay` of a served session: judge the real client's recorded frames again, as the
-        server did (`models.openai_ws.session.rejudge`); other traces have nothing more to judge."""
-        from models.openai_ws.session import rejudge
+        server did (`models.openai_ws.harness.session.rejudge`); other traces have nothing more to judge."""
+        from models.openai_ws.harness.session import rejudge
 
         return rejudge(trace)
 
@@ -583,58 +585,4 @@ class _Step:
         self.events.append(Event(SERVER, CLIENT, "websocket.close", wire.close_frame(1011, "connection lost")))
 
 
-# ---------------------------------------------------------------------------------------------- facts
-def _chain(data: Mapping[str, Any]) -> str:
-    return data.get("stream_id") or DEFAULT_CHAIN
-
-
-def facts_of(event: Event) -> list[F.Fact]:
-    """The common facts of one native event (design section 3). The wire names no response on item
-    events, so a tool call's `turn` is its lane: the monitor then pairs calls per chain, as it should."""
-    name, d = event.name, event.data
-    if name == "response.steer.accepted":
-        sid = d["steer"]["id"]
-        return [F.steer_submitted(sid, _chain(d)), F.steer_accepted(sid)]
-    if name == "response.steer.failed":
-        steer, code = d["steer"], d["error"]["code"]
-        if "id" in steer:
-            return [F.steer_failed(steer["id"], code)]
-        key = f"refused@{steer['previous_response_id']}#{d['sequence_number']}"
-        return [F.steer_submitted(key, _chain(d)), F.steer_rejected(key, code)]
-    if name == "steer.committed":
-        sid = d["steer"]["id"]
-        return [F.steer_applied(sid, d["response_id"]), F.history_appended(d["chain"], sid)]
-    if name == "steer.lost":
-        return [F.steer_unknown(d["steer"]["id"])]
-    if name == "response.created":
-        return [F.turn_started(d["response"]["id"], _chain(d))]
-    if name in ("response.completed", "response.incomplete", "response.failed"):
-        return [F.turn_ended(d["response"]["id"], d["response"]["status"])]
-    if name == "response.lost":
-        return [F.turn_ended(d["response_id"], "lost")]
-    if name == "response.output_item.added" and d["item"]["type"] == "web_search_call":
-        call = d["item"]["id"]
-        return [F.tool_requested(call, _chain(d)), F.tool_started(call)]
-    if name == "response.web_search_call.completed":
-        return [F.tool_result(d["item_id"], False)]
-    if name == "response.output_item.done" and d["item"]["type"] == "function_call":
-        return [F.tool_requested(d["item"]["call_id"], _chain(d))]
-    if name == "response.create" and isinstance(d.get("input"), list):
-        return [F.tool_result(item["call_id"], False) for item in d["input"]
-                if item.get("type") == "function_call_output"]
-    if name == "tool.abandoned":
-        return [F.tool_result(d["call_id"], True)]
-    return []
-
-
-DEFAULT_TIMING: Mapping[str, Any] = {
-    "default": {"dist": "exponential", "mean": 0.2},
-    "client.steer": {"dist": "exponential", "mean": 2.0},
-    "client.tool_output": {"dist": "lognormal", "median": 1.0, "sigma": 0.5},
-    "server.item": {"dist": "lognormal", "median": 0.5, "sigma": 0.5},
-    "server.item_done": {"dist": "lognormal", "median": 1.5, "sigma": 0.7},
-    "tool.finish": {"dist": "lognormal", "median": 2.0, "sigma": 1.0},
-    "fault.disconnect": {"dist": "exponential", "mean": 30.0},
-}
-
-__all__ = ["OpenAIWsModel", "facts_of"]
+__all__ = ["OpenAIWsModel"]

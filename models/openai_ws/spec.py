@@ -1,10 +1,13 @@
 """The `openai-ws` model specification: documented parameters (one per covered ambiguity of the spec,
-with the spec's default), the named bug variants and the property that catches each."""
+with the spec's default), the named bug variants and the property that catches each (the larger state spaces'
+bugs show with two steers instead of the default three), and the default timing."""
 
 from __future__ import annotations
 
-from models.openai_ws.model import OpenAIWsModel
-from sim.core.registry import ModelSpec, Param
+from collections.abc import Mapping
+from typing import Any
+
+from sim.core.registry import Bug, Param
 
 PARAMS = (
     Param("lanes", 1, "lanes (stream_id) the client uses, one response chain each", low=1, high=3),
@@ -46,86 +49,77 @@ PARAMS = (
           choices=("response", "connection")),
 )
 
-BUGS = {
-    "commit-twice": "the successor of a root keeps the steers it committed queued, so its own successor commits "
-                    "them again",
-    "drop-on-normal-completion": "a steer queued when its parent completes normally is neither committed nor "
-                                 "failed",
-    "reorder-steers": "a successor commits its parent's queue in reverse acceptance order",
-    "successor-before-terminal": "the automatic successor is created while its parent is still in progress",
-    "pending-before-completed": "response.steer.pending is sent before the parent's response.completed",
-    "commit-across-reconnect": "steers queued on a dropped connection are committed into a response on the "
-                               "new connection",
-    "ignore-pending-limit": "the server accepts steers beyond pending_limit",
-    "successor-without-tool-output": "a parent that completed with a client-owned call and queued steers gets an "
-                                     "automatic successor without the call's output",
-    "resend-accepted": "the client resends the input of a steer that is accepted and still queued",
-    "reuse-steer-id": "steer ids are numbered per response, so a successor's steer reuses an id its parent's "
-                      "steer already had",
-    "steered-without-steer": "the root's first successor ends incomplete(steered) on the steers it already "
-                             "committed, with none queued",
-    "pending-stub-item-id": "response.steer.pending's required_input names the call by its item id, not its "
-                            "call_id",
-    "duplicate-successor": "the server creates a second automatic successor of a root it already continued",
-    "no-stream-id-echo": "response.steer.accepted omits the target's stream_id",
-    "accept-unsteerable": "a conversation-bound response accepts steers instead of failing them "
-                          "steering_not_supported",
-    "refused-steer-schedules-successor": "a steer refused response_already_completed still schedules an "
-                                         "automatic successor of its target",
-    "drop-input-on-failure": "a failure after acceptance returns the steer with an empty input",
-    "pad-interrupted-output": "an interrupted response reports its whole planned output as finished",
-    "repeat-terminal-on-successor": "the server repeats a completed parent's response.completed when it "
-                                    "creates the successor",
-    "restart-sequence-on-refusal": "a refused steer's failure is numbered 0 instead of taking the next sequence "
-                                   "number",
-    "interrupt-hosted-tool": "a queued steer interrupts a response while its hosted tool call is running",
-    "stream-id-on-steer": "the client sends the target's stream_id on response.steer",
-    "continue-automatic-parent": "the client sends its own continuation of a parent whose queued steers "
-                                 "continue automatically",
-    "continue-twice": "the client retries an explicit continuation it already sent",
-    "continue-on-default-lane": "the client sends the explicit continuation without the parent's stream_id",
-    "steer-stale-parent": "the client steers a response after it already steered that response's successor",
-}
-
-BUG_CATCHERS = {
-    "commit-twice": "inv02-no-double-application",
-    "drop-on-normal-completion": "inv01-exactly-one-resolution",
-    "reorder-steers": "inv05-submission-order",
-    "successor-before-terminal": "inv06-commit-after-parent-terminal",
-    "pending-before-completed": "inv10-pending-discipline",
-    "commit-across-reconnect": "inv13-connection-locality",
-    "ignore-pending-limit": "inv21-bounded-queue",
-    "successor-without-tool-output": "inv08-no-successor-while-input-required",
-    "resend-accepted": "client-no-resend-accepted",
-    "reuse-steer-id": "inv04-unique-steer-ids",
-    "steered-without-steer": "inv07-steered-has-accepted-steer",
-    "pending-stub-item-id": "inv09-tool-completeness",
-    "duplicate-successor": "inv11-one-continuation-per-parent",
-    "no-stream-id-echo": "inv14-stream-id-echo",
-    "accept-unsteerable": "inv15-eligibility",
-    "refused-steer-schedules-successor": "inv16-rejected-steer-no-effect",
-    "drop-input-on-failure": "inv17-input-round-trip",
-    "pad-interrupted-output": "inv18-output-never-rewritten",
-    "repeat-terminal-on-successor": "inv19-response-lifecycle",
-    "restart-sequence-on-refusal": "inv20-sequence-numbers-increase",
-    "interrupt-hosted-tool": "safe-output-boundary",
-    "stream-id-on-steer": "client-no-stream-id-on-steer",
-    "continue-automatic-parent": "client-no-automatic-continuation",
-    "continue-twice": "client-one-continuation-per-parent",
-    "continue-on-default-lane": "client-continuation-on-parent-lane",
-    "steer-stale-parent": "client-steer-newest-response",
-}
-
-SPEC = ModelSpec(
-    name="openai-ws",
-    doc="mid-turn steering over the OpenAI Responses API WebSocket (response.steer): lanes, responses, hosted and "
-        "client-owned tools, steer queues, automatic and explicit successors, drops and reconnects",
-    params=PARAMS,
-    bugs=BUGS,
-    factory=lambda params, bug: OpenAIWsModel(params, bug),
-    bug_catchers=BUG_CATCHERS,
-    # Two steers show these bugs; the default three would multiply their (larger) state spaces.
-    bug_params={"successor-before-terminal": {"steers": 2}, "commit-twice": {"steers": 2},
-                "accept-unsteerable": {"steerable": False, "steers": 2}, "duplicate-successor": {"steers": 2},
-                "continue-twice": {"steers": 2}},
+BUGS = (
+    Bug("commit-twice", "the successor of a root keeps the steers it committed queued, so its own successor "
+        "commits them again",
+        "inv02-no-double-application", {"steers": 2}),
+    Bug("drop-on-normal-completion", "a steer queued when its parent completes normally is neither committed nor "
+        "failed",
+        "inv01-exactly-one-resolution"),
+    Bug("reorder-steers", "a successor commits its parent's queue in reverse acceptance order",
+        "inv05-submission-order"),
+    Bug("successor-before-terminal", "the automatic successor is created while its parent is still in progress",
+        "inv06-commit-after-parent-terminal", {"steers": 2}),
+    Bug("pending-before-completed", "response.steer.pending is sent before the parent's response.completed",
+        "inv10-pending-discipline"),
+    Bug("commit-across-reconnect", "steers queued on a dropped connection are committed into a response on the new "
+        "connection",
+        "inv13-connection-locality"),
+    Bug("ignore-pending-limit", "the server accepts steers beyond pending_limit", "inv21-bounded-queue"),
+    Bug("successor-without-tool-output", "a parent that completed with a client-owned call and queued steers gets "
+        "an automatic successor without the call's output",
+        "inv08-no-successor-while-input-required"),
+    Bug("resend-accepted", "the client resends the input of a steer that is accepted and still queued",
+        "client-no-resend-accepted"),
+    Bug("reuse-steer-id", "steer ids are numbered per response, so a successor's steer reuses an id its parent's "
+        "steer already had",
+        "inv04-unique-steer-ids"),
+    Bug("steered-without-steer", "the root's first successor ends incomplete(steered) on the steers it already "
+        "committed, with none queued",
+        "inv07-steered-has-accepted-steer"),
+    Bug("pending-stub-item-id", "response.steer.pending's required_input names the call by its item id, not its "
+        "call_id",
+        "inv09-tool-completeness"),
+    Bug("duplicate-successor", "the server creates a second automatic successor of a root it already continued",
+        "inv11-one-continuation-per-parent", {"steers": 2}),
+    Bug("no-stream-id-echo", "response.steer.accepted omits the target's stream_id", "inv14-stream-id-echo"),
+    Bug("accept-unsteerable", "a conversation-bound response accepts steers instead of failing them "
+        "steering_not_supported",
+        "inv15-eligibility", {"steerable": False, "steers": 2}),
+    Bug("refused-steer-schedules-successor", "a steer refused response_already_completed still schedules an "
+        "automatic successor of its target",
+        "inv16-rejected-steer-no-effect"),
+    Bug("drop-input-on-failure", "a failure after acceptance returns the steer with an empty input",
+        "inv17-input-round-trip"),
+    Bug("pad-interrupted-output", "an interrupted response reports its whole planned output as finished",
+        "inv18-output-never-rewritten"),
+    Bug("repeat-terminal-on-successor", "the server repeats a completed parent's response.completed when it "
+        "creates the successor",
+        "inv19-response-lifecycle"),
+    Bug("restart-sequence-on-refusal", "a refused steer's failure is numbered 0 instead of taking the next "
+        "sequence number",
+        "inv20-sequence-numbers-increase"),
+    Bug("interrupt-hosted-tool", "a queued steer interrupts a response while its hosted tool call is running",
+        "safe-output-boundary"),
+    Bug("stream-id-on-steer", "the client sends the target's stream_id on response.steer",
+        "client-no-stream-id-on-steer"),
+    Bug("continue-automatic-parent", "the client sends its own continuation of a parent whose queued steers "
+        "continue automatically",
+        "client-no-automatic-continuation"),
+    Bug("continue-twice", "the client retries an explicit continuation it already sent",
+        "client-one-continuation-per-parent", {"steers": 2}),
+    Bug("continue-on-default-lane", "the client sends the explicit continuation without the parent's stream_id",
+        "client-continuation-on-parent-lane"),
+    Bug("steer-stale-parent", "the client steers a response after it already steered that response's successor",
+        "client-steer-newest-response"),
 )
+
+DEFAULT_TIMING: Mapping[str, Any] = {
+    "default": {"dist": "exponential", "mean": 0.2},
+    "client.steer": {"dist": "exponential", "mean": 2.0},
+    "client.tool_output": {"dist": "lognormal", "median": 1.0, "sigma": 0.5},
+    "server.item": {"dist": "lognormal", "median": 0.5, "sigma": 0.5},
+    "server.item_done": {"dist": "lognormal", "median": 1.5, "sigma": 0.7},
+    "tool.finish": {"dist": "lognormal", "median": 2.0, "sigma": 1.0},
+    "fault.disconnect": {"dist": "exponential", "mean": 30.0},
+}

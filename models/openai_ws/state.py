@@ -18,6 +18,7 @@ RUNNING, AUTO, WAITING, ENDED = "", "auto", "waiting", "ended"
 ACCEPTED, PENDING, COMMITTED, FAILED_WITH_ID, UNKNOWN, REJECTED = (
     "accepted", "pending", "committed", "failed", "unknown", "rejected")
 UNRESOLVED = (ACCEPTED, PENDING)
+DEFAULT_CHAIN = "default"  # the chain of a lane that sends no stream_id
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sim.core import facts as F
 from sim.core.model import Event
 
 CHAIN = "session"
@@ -114,42 +113,6 @@ def codex(name: str, **data: Any) -> Event:
     return Event(CODEX, GATEWAY, name, data)
 
 
-def facts(event: Event) -> list[F.Fact]:
-    """One native event in the common vocabulary. Only inbound messages (`m*`) are steers; prompts,
-    agent follow-ups and tool results are history or tool facts."""
-    name, data = event.name, event.data
-    if name == "inbound":
-        return [F.steer_submitted(data["id"], CHAIN)]
-    if name in ("steer", "followup_enqueued", "run_now", "interrupt", "codex_queued"):
-        return [F.steer_accepted(data["id"])]
-    if name in ("followup_rejected", "interrupt_refused"):
-        return [F.steer_rejected(data["id"], data["reason"])]
-    if name == "followup_evicted":
-        return [F.steer_failed(data["id"], data["reason"])]
-    if name in ("turn_start", "turn/started"):
-        return [F.turn_started(TURN, CHAIN)]
-    if name == "turn_end":
-        return [F.turn_ended(TURN, "ended")]
-    if name == "turn/completed":
-        return [F.turn_ended(TURN, data["status"])]
-    if name == "tool_execute":
-        return [F.tool_started(data["toolCallId"])]
-    if name == "tool_execution_end":
-        return [F.tool_result(data["toolCallId"], not data["executionStarted"])]
-    if name == "message_end" and data["role"] == "assistant":
-        return [F.tool_requested(call, TURN) for call in data["toolCalls"]]
-    if (name == "message_end" and data["role"] == "user") or name in ("userMessage", "turn/start"):
-        return applied(data["id"])
-    return []
-
-
 def items_of(message: str) -> list[str]:
     """The inbound items a user message carries (a coalesced prompt and an overflow summary carry several)."""
     return [token.removeprefix("overflow:") for token in message.split("+")]
-
-
-def applied(message: str) -> list[F.Fact]:
-    """The message became visible to the model: every inbound item it carries is applied."""
-    out = [F.steer_applied(item, TURN) for item in items_of(message) if is_message_id(item)]
-    out.append(F.history_appended(CHAIN, message))
-    return out

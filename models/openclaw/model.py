@@ -16,7 +16,9 @@ from models.openclaw import agent_core as core
 from models.openclaw import codex, gateway
 from models.openclaw import events as E
 from models.openclaw.config import Config
+from models.openclaw.facts import facts
 from models.openclaw.properties import model_properties
+from models.openclaw.spec import DEFAULT_TIMING
 from models.openclaw.state import ENDING, IDLE, START, OpenClawState, Step
 from sim.core.facts import Fact
 from sim.core.model import Action, Event, Property
@@ -146,7 +148,7 @@ class OpenClawModel:
             RUNTIME_HANDLERS[kind](cfg, st)
 
     def facts(self, event: Event) -> list[Fact]:
-        return E.facts(event)
+        return facts(event)
 
     def properties(self) -> list[Property]:
         return self._properties
@@ -177,13 +179,4 @@ RUNTIME_HANDLERS = {
     "run.final_poll": core.final_poll,
     "run.finish": core.finish_run,
     "session.post_run": core.after_run,
-}
-
-DEFAULT_TIMING: Mapping[str, Any] = {
-    "default": {"dist": "exponential", "mean": 0.01},
-    "user.message": {"dist": "exponential", "mean": 4.0},
-    "user.abort": {"dist": "exponential", "mean": 20.0},
-    "model.respond": {"dist": "lognormal", "median": 3.0, "sigma": 0.5},
-    "tool.finish": {"dist": "lognormal", "median": 1.5, "sigma": 1.0},
-    "codex.boundary": {"dist": "lognormal", "median": 3.0, "sigma": 0.5},
 }

@@ -18,18 +18,19 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from models.teaching.facts import facts
 from models.teaching.monitors import SteeredStatus
-from models.teaching.state import CHAIN, CLEAR, IDLE, LAUNCH, MODEL, TURN, TeachingState, call_id, steer_id
+from models.teaching.spec import DEFAULT_TIMING
+from models.teaching.state import CLEAR, IDLE, LAUNCH, MODEL, TURN, TeachingState, call_id, steer_id
 from sim.core import facts as F
 from sim.core.model import Action, Always, Event, Property, Sometimes
 from sim.core.monitors import Monitor, TruthfulResults
-from sim.core.registry import ModelSpec, Param
 
 SKIP_TEXT = "skipped: a steer is pending"
 
 
 class TeachingModel:
-    """Parameters K, N, Q, P; `bug` one of BUGS or None."""
+    """Parameters K, N, Q, P; `bug` the name of one of `models.teaching.spec.BUGS` or None."""
 
     name = "teaching"
     fair_actors = ("agent", "tool:*")
@@ -150,28 +151,7 @@ class TeachingModel:
         return []
 
     def facts(self, e: Event) -> list[F.Fact]:
-        name, d = e.name, e.data
-        if name == "steer":
-            return [F.steer_submitted(d["id"], CHAIN)]
-        if name == "steer.queued":
-            return [F.steer_accepted(d["id"])]
-        if name == "steer.rejected":
-            return [F.steer_rejected(d["id"], d["reason"])]
-        if name == "model.request":
-            return [F.turn_started(TURN, CHAIN)]
-        if name == "model.response":
-            return [F.tool_requested(call, TURN) for call in d["tool_calls"]]
-        if name == "tool.start":
-            return [F.tool_started(d["call"])]
-        if name == "tool.result":
-            return [F.tool_result(d["call"], False)]
-        if name == "tool.skipped":
-            return [F.tool_result(d["call"], True)]
-        if name == "steer.delivered":
-            return [F.steer_applied(d["id"], TURN), F.history_appended(CHAIN, d["id"])]
-        if name == "turn.end":
-            return [F.turn_ended(TURN, d["status"])]
-        return []
+        return facts(e)
 
     def render_state(self, s: TeachingState) -> dict[str, Any]:
         """The state in the system's words: steers and calls by the ids the events use."""
@@ -235,14 +215,6 @@ class TeachingModel:
         return DEFAULT_TIMING
 
 
-DEFAULT_TIMING: Mapping[str, Any] = {
-    "default": {"dist": "exponential", "mean": 0.2},
-    "user.steer": {"dist": "exponential", "mean": 3.0},
-    "agent.model_call": {"dist": "lognormal", "median": 3.0, "sigma": 0.5},
-    "tool.finish": {"dist": "lognormal", "median": 1.5, "sigma": 1.0},
-}
-
-
 def _with(s: TeachingState, **changes: Any) -> TeachingState:
     """A copy of `s` with `changes`: direct construction, several times faster than
     `dataclasses.replace`, which matters on the explorer's hot path."""
@@ -256,30 +228,3 @@ def _with(s: TeachingState, **changes: Any) -> TeachingState:
 
 def _set(values: tuple, index: int, value: Any) -> tuple:
     return values[:index] + (value,) + values[index + 1 :]
-
-
-BUGS = {
-    "lost-at-boundary": "a steer that arrives between reading the queue into the history and clearing it is lost",
-    "no-skip-result": "calls skipped because of a pending steer get no result",
-    "launch-after-steer": "the launch does not check the queue, so calls launch with a steer pending",
-    "turn-left-open": "a turn that delivered steers is not ended before the next model call starts a turn",
-}
-
-SPEC = ModelSpec(
-    name="teaching",
-    doc="an agent with K tool calls per turn, at most P in flight, a steer queue of capacity Q and N steers",
-    params=(
-        Param("K", 3, "tool calls per turn", low=1, high=15),
-        Param("N", 3, "steers the user sends", low=0, high=15),
-        Param("Q", 2, "steer queue capacity (a steer that finds it full is rejected)", low=1, high=7),
-        Param("P", 3, "calls in flight at most (1: sequential, K: parallel)", low=1, high=15),
-    ),
-    bugs=BUGS,
-    factory=lambda p, bug: TeachingModel(p["K"], p["N"], p["Q"], p["P"], bug),
-    bug_catchers={
-        "lost-at-boundary": "no-lost-steers",
-        "no-skip-result": "paired-tool-results",
-        "launch-after-steer": "steer-before-launch",
-        "turn-left-open": "one-active-turn",
-    },
-)

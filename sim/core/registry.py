@@ -100,43 +100,38 @@ class Bug:
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """How to build a model: its parameters with defaults, its named bug variants and a factory taking
-    validated parameters and the bug variant (a ModelBase subclass is one). `bugs` is a sequence of
-    `Bug` records, or, as the built-in models give it, a mapping of name to doc together with
-    `bug_catchers` (name -> the property that catches it) and `bug_params`; either way the spec offers
-    both views: `variants` (the records) and the three mappings."""
+    """How to build a model: its parameters with defaults, its named bug variants (`Bug` records) and a
+    factory taking validated parameters and the bug variant (a ModelBase subclass is one). The records,
+    given as `bugs`, are the one source of bug data and stay as `variants`; once built, `bugs` is the
+    view name -> doc (what most callers ask: is there such a variant, what is it), and `bug_catchers`
+    (name -> the property that catches it) and `bug_params` (name -> the parameters it needs) are
+    views too."""
 
     name: str
     doc: str
     params: tuple[Param, ...]
-    bugs: Mapping[str, str] | Sequence[Bug]
+    bugs: Sequence[Bug] | Mapping[str, str]  # given: the records; once built: the view name -> doc
     factory: Callable[[Mapping[str, Any], str | None], Model | ModelBase]
-    bug_catchers: Mapping[str, str] = field(default_factory=dict)
-    bug_params: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     variants: tuple[Bug, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if isinstance(self.bugs, Mapping):
-            for what, table in (("bug_catchers", self.bug_catchers), ("bug_params", self.bug_params)):
-                stray = [name for name in table if name not in self.bugs]
-                if stray:
-                    raise ValueError(f"model {self.name!r}: {what} names {stray[0]!r}, which is not in bugs")
-            variants = tuple(Bug(name, doc, self.bug_catchers.get(name), self.bug_params.get(name, {}))
-                             for name, doc in self.bugs.items())
-        else:
-            variants = tuple(self.bugs)
-            if not all(isinstance(bug, Bug) for bug in variants):
-                raise ValueError(f"model {self.name!r}: bugs is a mapping of name to doc, or a sequence of Bug")
-            if self.bug_catchers or self.bug_params:
-                raise ValueError(f"model {self.name!r}: with Bug records, say caught_by and params in them")
-            names = [bug.name for bug in variants]
-            twice = sorted({n for n in names if names.count(n) > 1})
-            if twice:
-                raise ValueError(f"model {self.name!r} names bug variant {twice[0]!r} twice")
-            object.__setattr__(self, "bugs", {bug.name: bug.doc for bug in variants})
-            object.__setattr__(self, "bug_catchers", {b.name: b.caught_by for b in variants if b.caught_by})
-            object.__setattr__(self, "bug_params", {b.name: b.params for b in variants if b.params})
+        variants = tuple(self.bugs)
+        if not all(isinstance(bug, Bug) for bug in variants):
+            raise ValueError(f"model {self.name!r}: bugs is a sequence of Bug(name, doc, caught_by, params)")
+        names = [bug.name for bug in variants]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"model {self.name!r} names bug variant {twice[0]!r} twice")
         object.__setattr__(self, "variants", variants)
+        object.__setattr__(self, "bugs", MappingProxyType({bug.name: bug.doc for bug in variants}))
+
+    @property
+    def bug_catchers(self) -> dict[str, str]:
+        return {bug.name: bug.caught_by for bug in self.variants if bug.caught_by}
+
+    @property
+    def bug_params(self) -> dict[str, Mapping[str, Any]]:
+        return {bug.name: bug.params for bug in self.variants if bug.params}
 
     def resolve(self, given: Mapping[str, Any], bug: str | None = None) -> dict[str, Any]:
         """Defaults, overlaid with the parameters a bug variant needs to show at all (`bug_params`),

@@ -17,8 +17,9 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from models.foundry.runner import Recording
-from models.foundry.spec import PACKAGE_QUEUE_CAP, SPEC
+from models.foundry import SPEC
+from models.foundry.harness.runner import Recording
+from models.foundry.spec import PACKAGE_QUEUE_CAP
 from sim.core.model import Event
 from sim.core.monitors import CORE_MONITORS, MonitorViolation
 from sim.core.product import Product, PState, Transition

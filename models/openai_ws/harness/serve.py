@@ -28,9 +28,9 @@ from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.frames import CloseCode
 
+from models.openai_ws import SPEC
 from models.openai_ws.frames import DEFAULT_MAX_FRAME_BYTES, Malformed, read_frame
-from models.openai_ws.session import SERVE_DEFAULTS, Finding, Session
-from models.openai_ws.spec import SPEC
+from models.openai_ws.harness.session import SERVE_DEFAULTS, Finding, Session
 from models.openai_ws.wire import error_event
 from sim.argtypes import non_negative_int, output_file, positive_float, positive_int
 from sim.core.model import Action

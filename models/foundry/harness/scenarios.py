@@ -53,7 +53,7 @@ class Scenario:
     `early_start`: callers may call start() while the lifetime's `TaskManager.startup()` is still
     running, which `AgentServerHost` never allows (its lifespan awaits startup() before it serves); by
     default they wait for it, as behind the host. `surface`: `tasks` calls `start()`; `responses` POSTs
-    to the package's Responses host (`models.foundry.responses_host`), each caller's precondition
+    to the package's Responses host (`models.foundry.harness.responses_host`), each caller's precondition
     choosing its `previous_response_id`."""
 
     name: str

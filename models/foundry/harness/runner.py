@@ -4,7 +4,7 @@ what it does as the model's native events.
 The runner knows the package's public API shape (start() returning a handle with `is_queued`,
 `input_id`, `cancel()`; a handler context with `cancel`, `pending_input_count`, `entry_mode`, ...) but
 not the package: a `ChainSystem` adapter boots a process lifetime, starts inputs, and forgets the
-process on a crash. The real package's adapter is `models.foundry.real`; the test suite has a faulty
+process on a crash. The real package's adapter is `models.foundry.harness.real`; the test suite has a faulty
 stand-in.
 
 Observation is exact: after every step of the loop, and before every event the environment records,
@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from models.foundry.latency import DEFAULT_PROFILE, StoreDelay, latency_profile, store_delay
-from models.foundry.scenarios import LATEST, STALE, CallerPlan, HandlerPlan, Scenario
+from models.foundry.harness.latency import DEFAULT_PROFILE, StoreDelay, latency_profile, store_delay
+from models.foundry.harness.scenarios import LATEST, STALE, CallerPlan, HandlerPlan, Scenario
 from sim.core.model import Event
 from sim.harness.vloop import LoopLimit, LoopStalled, ReplayScheduler, Scheduler, VirtualLoop
 from sim.simulate.timing import TimingProfile

@@ -9,7 +9,7 @@ echoes. Findings are grouped in two ways:
   code that does it, the promise it breaks), recognises the observation of a run at which the package
   first does it (`trigger`), and the findings that follow from it (`explains`). A finding at or after
   its run's trigger that the cause explains belongs to it. Each cause has a standalone reproduction
-  (`models/foundry/repro/<key>.py`, plain asyncio and the package's public API, exit 1 when it
+  (`models/foundry/harness/repro/<key>.py`, plain asyncio and the package's public API, exit 1 when it
   reproduces) that the report writes next to the cause's page.
 - **By first divergent observation.** Any other finding is grouped with the findings of the run that
   first showed it which point at the same observation; the earliest such finding heads its group.
@@ -21,8 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from models.foundry.explore import Exploration, Found
-from models.foundry.runner import Recording
+from models.foundry.harness.explore import Exploration, Found
+from models.foundry.harness.runner import Recording
 
 REPRO_DIR = Path(__file__).resolve().parent / "repro"
 

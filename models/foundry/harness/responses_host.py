@@ -21,8 +21,8 @@ import os
 import tempfile
 from typing import Any
 
-from models.foundry.runner import Recording, ScenarioRun, sleep_until
-from models.foundry.scenarios import LATEST, STALE, HandlerPlan
+from models.foundry.harness.runner import Recording, ScenarioRun, sleep_until
+from models.foundry.harness.scenarios import LATEST, STALE, HandlerPlan
 from sim.harness.vloop import LoopLimit, LoopStalled, VirtualLoop
 
 os.environ.setdefault("AGENTSERVER_FLUSH_MODE", "sync")  # inline span flushing: no executor threads

@@ -4,7 +4,7 @@ The real package runs in-process on the virtual-time loop of `sim.harness.vloop`
 (its tasks API, and its Responses host over in-process HTTP); a remote store's calls take the virtual
 latency of `--latency`. Every interleaving the scheduler picks is recorded as native events and judged
 by the core monitors and by trace validation against the model; the findings are printed grouped by
-root cause (`models.foundry.rootcause`). Exit 0 when nothing was found, 1 with findings, 2 on bad usage.
+root cause (`models.foundry.harness.rootcause`). Exit 0 when nothing was found, 1 with findings, 2 on bad usage.
 """
 
 from __future__ import annotations
@@ -15,12 +15,20 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from models.foundry.explore import Exploration, Explorer, Found, RunSpec, exhaustive_plan, mixed_plan, sampled_plan
-from models.foundry.latency import DEFAULT_PROFILE, PROFILES, latency_profile
-from models.foundry.report import document, lines, write_reports
-from models.foundry.rootcause import group
-from models.foundry.runner import ChainSystem
-from models.foundry.scenarios import NAMED, scenario_named
+from models.foundry.harness.explore import (
+    Exploration,
+    Explorer,
+    Found,
+    RunSpec,
+    exhaustive_plan,
+    mixed_plan,
+    sampled_plan,
+)
+from models.foundry.harness.latency import DEFAULT_PROFILE, PROFILES, latency_profile
+from models.foundry.harness.report import document, lines, write_reports
+from models.foundry.harness.rootcause import group
+from models.foundry.harness.runner import ChainSystem
+from models.foundry.harness.scenarios import NAMED, scenario_named
 from sim.argtypes import non_negative_int, output_file, output_folder, positive_float
 from sim.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION, ArgumentParser, UsageError
 
@@ -54,7 +62,7 @@ def main(argv: Sequence[str]) -> int:
     args = parser().parse_args(list(argv))
     if args.runs < 1:
         raise UsageError("--runs takes a positive number of interleavings, for example --runs 1000")
-    from models.foundry.real import FoundryPackage
+    from models.foundry.harness.real import FoundryPackage
 
     return conform(FoundryPackage(), args)
 

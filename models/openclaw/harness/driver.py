@@ -10,13 +10,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from models.openclaw.scenarios import Scenario
+from models.openclaw.harness.scenarios import Scenario
 from sim.errors import UsageError
 
 NODE_DIR = Path(__file__).resolve().parent / "node"
 NODE_MODULES = NODE_DIR / "node_modules"
 DEFAULT_PACKAGE = NODE_MODULES / "openclaw-beta"
-INSTALL_HINT = "install the driver's dependencies with `npm ci --prefix models/openclaw/node`"
+INSTALL_HINT = "install the driver's dependencies with `npm ci --prefix models/openclaw/harness/node`"
 
 
 @dataclass(frozen=True)

@@ -22,9 +22,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from models.openclaw import driver, scenarios
-from models.openclaw.causes import CAUSES, REPRO_DIR
-from models.openclaw.judge import Finding, judge
+from models.openclaw.harness import driver, scenarios
+from models.openclaw.harness.causes import CAUSES, REPRO_DIR
+from models.openclaw.harness.judge import Finding, judge
 from models.openclaw.versions import VERSIONS, preset_for
 from sim.argtypes import output_file, output_folder
 from sim.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION, ArgumentParser, UsageError

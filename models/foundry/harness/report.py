@@ -9,13 +9,13 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from models.foundry import events as E
-from models.foundry.explore import Exploration, Found
-from models.foundry.judge import Finding, model_params
-from models.foundry.rootcause import Group, group
-from models.foundry.runner import Recording
-from models.foundry.scenarios import scenario_named
-from models.foundry.spec import SPEC
+from models.foundry import SPEC
+from models.foundry.facts import facts
+from models.foundry.harness.explore import Exploration, Found
+from models.foundry.harness.judge import Finding, model_params
+from models.foundry.harness.rootcause import Group, group
+from models.foundry.harness.runner import Recording
+from models.foundry.harness.scenarios import scenario_named
 from sim.core.monitors import CORE_MONITORS
 from sim.interrupts import INTERRUPTED
 from sim.traces.trace import make_trace, write_trace
@@ -44,7 +44,7 @@ def promise(prop: str) -> str:
 
 def steps_json(rec: Recording) -> list[dict[str, Any]]:
     return [{"i": i, "t": o.t, "step": o.step, "event": o.event.to_json(), "record": o.record,
-             "facts": [f.to_json() for f in E.facts(o.event)]} for i, o in enumerate(rec.observations)]
+             "facts": [f.to_json() for f in facts(o.event)]} for i, o in enumerate(rec.observations)]
 
 
 def finding_of(found: Found) -> tuple[Finding, Recording]:

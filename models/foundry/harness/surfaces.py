@@ -4,9 +4,9 @@ neither imports the other back."""
 
 from __future__ import annotations
 
-from models.foundry.responses_host import ResponsesRun
-from models.foundry.runner import ChainSystem, Recording, ScenarioRun
-from models.foundry.scenarios import Scenario
+from models.foundry.harness.responses_host import ResponsesRun
+from models.foundry.harness.runner import ChainSystem, Recording, ScenarioRun
+from models.foundry.harness.scenarios import Scenario
 from sim.harness.vloop import Scheduler
 from sim.simulate.timing import TimingProfile
 

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from models.openclaw import SPEC
-from models.openclaw import events as E
-from models.openclaw.causes import CAUSES, cause_of, run_facts
-from models.openclaw.scenarios import Scenario
-from models.openclaw.translate import observed_events
+from models.openclaw.facts import facts as facts_of
+from models.openclaw.harness.causes import CAUSES, cause_of, run_facts
+from models.openclaw.harness.scenarios import Scenario
+from models.openclaw.harness.translate import observed_events
 from sim.core.fingerprint import fingerprint
 from sim.core.model import Event
 from sim.core.monitors import CORE_MONITORS, CORE_PROPERTY_NAMES, MonitorViolation
@@ -90,7 +90,7 @@ def by_cause(scenario: Scenario, events: Sequence[Event], findings: list[Finding
 
 def monitor_findings(scenario: Scenario, events: Sequence[Event]) -> list[Finding]:
     """The core invariants (`sim.core.monitors.CORE_MONITORS`) over the facts of the recorded events."""
-    facts = [E.facts(event) for event in events]
+    facts = [facts_of(event) for event in events]
     out = []
     for monitor in CORE_MONITORS:
         state = monitor.initial()

@@ -18,7 +18,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from models.foundry.latency import StoreDelay
+from models.foundry.harness.latency import StoreDelay
 from sim.errors import UsageError
 
 CORE = "azure-ai-agentserver-core"
