@@ -6,7 +6,8 @@ from collections.abc import Mapping
 
 import pytest
 
-from sim.checking.search import PRUNE, STOP, Control, Edges, Visitor, breadth_first, transitions_of
+from sim import check
+from sim.checking.search import PRUNE, STOP, Control, Edges, Visitor, breadth_first, search_product, transitions_of
 from sim.core.product import Product
 from sim.core.registry import get_model_spec
 
@@ -152,3 +153,20 @@ def test_transitions_of_a_product_follows_every_transition_to_its_target() -> No
     init = product.init_states()[0]
     edges = transitions_of(product)(init)
     assert edges == [(t, t.target) for t in product.successors(init)] and edges
+
+
+class EdgeCount(Visitor):
+    def __init__(self) -> None:
+        self.edges = 0
+
+    def edge(self, source: int, edge: object, target: int, new: bool) -> None:
+        self.edges += 1
+
+
+def test_a_product_search_counts_states_and_transitions_as_the_explorer_does() -> None:
+    model = get_model_spec("teaching").build({"K": 3, "N": 2, "P": 2})
+    count = EdgeCount()
+    search = search_product(Product(model), count)
+    result = check(model)
+    assert (search.states, count.edges, search.complete) == (result.states, result.transitions, True)
+    assert search_product(Product(model), count, max_states=10).states == 10

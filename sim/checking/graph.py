@@ -11,8 +11,7 @@ from pathlib import Path
 
 import networkx as nx
 
-from sim.checking.search import Edges, Visitor, breadth_first, transitions_of
-from sim.core.fingerprint import fingerprint
+from sim.checking.search import Edges, Visitor, search_product
 from sim.core.model import Model
 from sim.core.product import Product, PState, Transition
 from sim.errors import UsageError
@@ -24,8 +23,7 @@ def state_graph(model: Model, max_states: int = EXPORT_BOUND) -> nx.DiGraph:
     """Every reachable product state and transition; UsageError above `max_states` states."""
     product = Product(model)
     builder = _GraphBuilder(product)
-    search = breadth_first(product.init_states(), transitions_of(product), key=fingerprint, visitor=builder,
-                           max_states=max_states)
+    search = search_product(product, builder, max_states=max_states)
     if not search.complete:
         raise UsageError(f"the state graph has more than {max_states:,} states; export it for a smaller "
                          "configuration (fewer steers, calls or lanes)")

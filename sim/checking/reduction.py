@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sim.checking.search import STOP, Control, Edges, Visitor, breadth_first, transitions_of
+from sim.checking.search import STOP, Control, Edges, Visitor, search_product
 from sim.core.fingerprint import fingerprint
 from sim.core.model import Model, as_model_base
 from sim.core.product import Product, PState, Transition
@@ -53,8 +53,7 @@ def local_action_problems(model: Model, max_states: int = 20_000) -> list[str]:
     enabling nor disabling it. Returns one line per problem found (none: the declaration holds there)."""
     product = Product(model)
     checker = _LocalActionChecker(model, product)
-    breadth_first(product.init_states(), transitions_of(product), key=fingerprint, visitor=checker,
-                  budget=max_states + 1)
+    search_product(product, checker, budget=max_states + 1)
     return checker.problems
 
 

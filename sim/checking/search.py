@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Generic, TypeVar
 
+from sim.core.fingerprint import fingerprint
 from sim.core.product import Product, PState, Transition
 
 N = TypeVar("N")  # a node of the search: a product state, or a state with some progress of the caller's
@@ -146,3 +147,11 @@ def breadth_first(
 def transitions_of(product: Product) -> Callable[[PState], list[tuple[Transition, PState]]]:
     """`expand` for a search over product states: every transition, followed to its target."""
     return lambda state: [(transition, transition.target) for transition in product.successors(state)]
+
+
+def search_product(product: Product, visitor: Visitor[PState, int, Transition], *, max_states: int | None = None,
+                   budget: int | None = None) -> Search[int, Transition]:
+    """Every transition of `product` from its initial states, each state once by its fingerprint (so that
+    states count as the explorer counts them)."""
+    return breadth_first(product.init_states(), transitions_of(product), key=fingerprint, visitor=visitor,
+                         max_states=max_states, budget=budget)

@@ -17,7 +17,7 @@ import networkx as nx
 from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
-from sim.checking.search import Edges, Visitor, breadth_first, transitions_of
+from sim.checking.search import Edges, Visitor, search_product
 from sim.core.fingerprint import fingerprint
 from sim.core.model import Model
 from sim.core.paths import Path
@@ -38,8 +38,7 @@ def explore_graph(model: Model, max_states: int = GRAPH_LIMIT) -> nx.DiGraph:
     attributes, and every transition as an edge with its action `kind` and `label`."""
     product = Product(model)
     picture = _Picture(product)
-    search = breadth_first(product.init_states(), transitions_of(product), key=fingerprint, visitor=picture,
-                           max_states=max_states)
+    search = search_product(product, picture, max_states=max_states)
     if not search.complete:
         raise GraphTooLarge(f"model {model.name!r} has more than {max_states} states; "
                             "draw its summary (summary_figure) instead")
@@ -147,8 +146,7 @@ def state_summary(model: Model, max_states: int = SUMMARY_LIMIT) -> Summary:
     """Count the state space breadth-first, stopping (complete=False) after `max_states` states."""
     product = Product(model)
     census = _Census()
-    search = breadth_first(product.init_states(), transitions_of(product), key=fingerprint, visitor=census,
-                           max_states=max_states)
+    search = search_product(product, census, max_states=max_states)
     if search.cut is not None:  # the transition that found one state too many was counted too
         census.count(search.cut)
     per_depth = census.per_depth
