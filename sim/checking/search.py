@@ -1,9 +1,11 @@
 """One bounded breadth-first search, with a visitor, for every walk over states that is not the explorer.
 
-Drawing the state graph, counting it, finding a canonical run, validating an observed run, shrinking a
-run, looking for swarm kinds or checking a local-action declaration all walk the same way: from some
-roots, first in first out, each state once by a key, successors in the order `expand` gives them. Here
-that walk is written once; a caller says only what it does where (Stateright's checker visitor):
+Exporting, drawing and counting the state graph, finding a canonical run, validating an observed run,
+saying what the model offered where an observation left it, shrinking a run, finding the kinds swarm
+testing may turn off and checking a local-action declaration all walk the same way: from some roots,
+first in first out, each state once by a key, successors in the order `expand` gives them, so that
+what they find never depends on set order. Here that walk is written once; a caller says only what it
+does where (as with Stateright's checker visitor):
 
 - `Visitor.discovered(node, key, depth)` for each state the first time it is reached, roots first;
 - `Visitor.expanded(node, key, depth, edges)` when a state is taken from the queue, with all its edges;

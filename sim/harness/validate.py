@@ -94,7 +94,6 @@ def validate(
     return Validation(False, path, divergence, search.states)
 
 
-
 class _Explainer(Visitor[Node, tuple[int, int], Transition]):
     """Stops at the first configuration that explains the whole observation; remembers the first one
     that explains the most of it, for the divergence."""
@@ -127,6 +126,8 @@ def steps_with_events(product: Product, state: PState, *, max_silent: int | None
 
 
 class _Offered(Visitor[PState, int, Transition]):
+    """Collects, state by state, the steps with events: the search does not follow them."""
+
     def __init__(self) -> None:
         self.steps: list[Transition] = []
 
