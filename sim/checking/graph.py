@@ -7,14 +7,13 @@ above a size bound: a graph that size is not something to look at or to load int
 
 from __future__ import annotations
 
-from collections import deque
 from pathlib import Path
 
 import networkx as nx
 
-from sim.core.fingerprint import fingerprint
+from sim.checking.search import Edges, Visitor, search_product
 from sim.core.model import Model
-from sim.core.product import Product
+from sim.core.product import Product, PState, Transition
 from sim.errors import UsageError
 
 EXPORT_BOUND = 20_000
@@ -23,34 +22,34 @@ EXPORT_BOUND = 20_000
 def state_graph(model: Model, max_states: int = EXPORT_BOUND) -> nx.DiGraph:
     """Every reachable product state and transition; UsageError above `max_states` states."""
     product = Product(model)
-    graph = nx.DiGraph()
-    index: dict[int, int] = {}
-    queue: deque = deque()
-    for init in product.init_states():
-        fp = fingerprint(init)
-        if fp not in index:
-            index[fp] = len(index)
-            graph.add_node(index[fp], state=repr(init[0]), depth=0, initial=True, violations="")
-            queue.append((init, 0))
-    while queue:
-        state, depth = queue.popleft()
-        source = index[fingerprint(state)]
-        transitions = product.successors(state)
-        if not transitions:
-            ends = product.end_violations(state)
-            graph.nodes[source]["violations"] = ",".join(v.property for v in ends)
-        for t in transitions:
-            fp = fingerprint(t.target)
-            if fp not in index:
-                if len(index) >= max_states:
-                    raise UsageError(f"the state graph has more than {max_states:,} states; export it for a smaller "
-                                     "configuration (fewer steers, calls or lanes)")
-                index[fp] = len(index)
-                graph.add_node(index[fp], state=repr(t.target[0]), depth=depth + 1, initial=False, violations="")
-                queue.append((t.target, depth + 1))
-            graph.add_edge(source, index[fp], action=t.action.label(),
-                           violations=",".join(v.property for v in t.violations))
-    return graph
+    builder = _GraphBuilder(product)
+    search = search_product(product, builder, max_states=max_states)
+    if not search.complete:
+        raise UsageError(f"the state graph has more than {max_states:,} states; export it for a smaller "
+                         "configuration (fewer steers, calls or lanes)")
+    return builder.graph
+
+
+class _GraphBuilder(Visitor[PState, int, Transition]):
+    """Nodes numbered in discovery order; a later transition between the same two states relabels the edge."""
+
+    def __init__(self, product: Product) -> None:
+        self.product = product
+        self.graph = nx.DiGraph()
+        self.index: dict[int, int] = {}
+
+    def discovered(self, node: PState, key: int, depth: int) -> None:
+        self.index[key] = len(self.index)
+        self.graph.add_node(self.index[key], state=repr(node[0]), depth=depth, initial=depth == 0, violations="")
+
+    def expanded(self, node: PState, key: int, depth: int, edges: Edges) -> None:
+        if not edges:
+            ends = self.product.end_violations(node)
+            self.graph.nodes[self.index[key]]["violations"] = ",".join(v.property for v in ends)
+
+    def edge(self, source: int, edge: Transition, target: int, new: bool) -> None:
+        self.graph.add_edge(self.index[source], self.index[target], action=edge.action.label(),
+                            violations=",".join(v.property for v in edge.violations))
 
 
 def check_graph_path(path: str | Path) -> None:

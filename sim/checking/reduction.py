@@ -19,9 +19,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from sim.checking.search import STOP, Control, Edges, Visitor, search_product
 from sim.core.fingerprint import fingerprint
 from sim.core.model import Model, as_model_base
-from sim.core.product import Product, PState
+from sim.core.product import Product, PState, Transition
 
 
 def has_local_actions(model: Model) -> bool:
@@ -51,29 +52,33 @@ def local_action_problems(model: Model, max_states: int = 20_000) -> list[str]:
     local action emits no fact and commutes with every co-enabled action of another actor, neither
     enabling nor disabling it. Returns one line per problem found (none: the declaration holds there)."""
     product = Product(model)
-    problems: list[str] = []
-    frontier = list(product.init_states())
-    seen = {fingerprint(s) for s in frontier}
-    while frontier and len(seen) <= max_states and len(problems) < 20:
-        state = frontier.pop(0)
-        transitions = product.successors(state)
-        for t in transitions:
-            fp = fingerprint(t.target)
-            if fp not in seen:
-                seen.add(fp)
-                frontier.append(t.target)
+    checker = _LocalActionChecker(model, product)
+    search_product(product, checker, budget=max_states + 1)
+    return checker.problems
+
+
+class _LocalActionChecker(Visitor[PState, int, Transition]):
+    """Checks the local actions among each state's transitions; stops after 20 problems."""
+
+    def __init__(self, model: Model, product: Product) -> None:
+        self.model = model
+        self.product = product
+        self.problems: list[str] = []
+
+    def expanded(self, node: PState, key: int, depth: int, edges: Edges) -> Control | None:
+        transitions = [t for t, _ in edges]
         for a in transitions:
-            if not model.is_local(a.action):  # type: ignore[attr-defined]
+            if not self.model.is_local(a.action):  # type: ignore[attr-defined]
                 continue
             if a.facts:
-                problems.append(f"local action {a.action.label()} emits facts {[str(f) for f in a.facts]}")
+                self.problems.append(f"local action {a.action.label()} emits facts {[str(f) for f in a.facts]}")
             for b in transitions:
                 if b.action.actor == a.action.actor:
                     continue
-                ab = product.step(a.target, b.action)
-                ba = product.step(b.target, a.action)
+                ab = self.product.step(a.target, b.action)
+                ba = self.product.step(b.target, a.action)
                 if ab is None or ba is None:
-                    problems.append(f"{a.action.label()} and {b.action.label()} disable each other")
+                    self.problems.append(f"{a.action.label()} and {b.action.label()} disable each other")
                 elif fingerprint(ab.target) != fingerprint(ba.target):
-                    problems.append(f"{a.action.label()} and {b.action.label()} do not commute")
-    return problems
+                    self.problems.append(f"{a.action.label()} and {b.action.label()} do not commute")
+        return STOP if len(self.problems) >= 20 else None

@@ -8,7 +8,7 @@ enumeration stops with `GraphTooLarge` and the caller draws the summary instead.
 
 from __future__ import annotations
 
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
@@ -17,10 +17,11 @@ import networkx as nx
 from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
+from sim.checking.search import Edges, Visitor, search_product
 from sim.core.fingerprint import fingerprint
 from sim.core.model import Model
 from sim.core.paths import Path
-from sim.core.product import Product
+from sim.core.product import Product, PState, Transition
 from sim.draw.style import COLORS, new_figure
 
 GRAPH_LIMIT = 800  # states drawn as a graph at most
@@ -36,32 +37,34 @@ def explore_graph(model: Model, max_states: int = GRAPH_LIMIT) -> nx.DiGraph:
     (a property broke on arriving there, or the run can end there with an obligation open)
     attributes, and every transition as an edge with its action `kind` and `label`."""
     product = Product(model)
-    graph = nx.DiGraph()
-    frontier: deque = deque()
-    for state in product.init_states():
-        fp = fingerprint(state)
-        if fp not in graph:
-            graph.add_node(fp, depth=0, init=True, violated=bool(product.state_violations(state)))
-            frontier.append((fp, state))
-    while frontier:
-        fp, state = frontier.popleft()
-        depth = graph.nodes[fp]["depth"]
-        successors = product.successors(state)
-        if not successors and product.end_violations(state):
-            graph.nodes[fp]["violated"] = True
-        for transition in successors:
-            target = fingerprint(transition.target)
-            if target not in graph:
-                if graph.number_of_nodes() >= max_states:
-                    raise GraphTooLarge(f"model {model.name!r} has more than {max_states} states; "
-                                        "draw its summary (summary_figure) instead")
-                graph.add_node(target, depth=depth + 1, init=False, violated=False)
-                frontier.append((target, transition.target))
-            if transition.violations:
-                graph.nodes[target]["violated"] = True
-            if not graph.has_edge(fp, target):
-                graph.add_edge(fp, target, kind=transition.action.kind, label=transition.action.label())
-    return graph
+    picture = _Picture(product)
+    search = search_product(product, picture, max_states=max_states)
+    if not search.complete:
+        raise GraphTooLarge(f"model {model.name!r} has more than {max_states} states; "
+                            "draw its summary (summary_figure) instead")
+    return picture.graph
+
+
+class _Picture(Visitor[PState, int, Transition]):
+    """The graph `explore_graph` draws: of several transitions between two states, the first is drawn."""
+
+    def __init__(self, product: Product) -> None:
+        self.product = product
+        self.graph = nx.DiGraph()
+
+    def discovered(self, node: PState, key: int, depth: int) -> None:
+        violated = depth == 0 and bool(self.product.state_violations(node))
+        self.graph.add_node(key, depth=depth, init=depth == 0, violated=violated)
+
+    def expanded(self, node: PState, key: int, depth: int, edges: Edges) -> None:
+        if not edges and self.product.end_violations(node):
+            self.graph.nodes[key]["violated"] = True
+
+    def edge(self, source: int, edge: Transition, target: int, new: bool) -> None:
+        if edge.violations:
+            self.graph.nodes[target]["violated"] = True
+        if not self.graph.has_edge(source, target):
+            self.graph.add_edge(source, target, kind=edge.action.kind, label=edge.action.label())
 
 
 def path_nodes(path: Path) -> list[int]:
@@ -142,35 +145,33 @@ class Summary:
 def state_summary(model: Model, max_states: int = SUMMARY_LIMIT) -> Summary:
     """Count the state space breadth-first, stopping (complete=False) after `max_states` states."""
     product = Product(model)
-    seen: set[int] = set()
-    per_depth: Counter = Counter()
-    kinds: Counter = Counter()
-    frontier: deque = deque()
-    for state in product.init_states():
-        fp = fingerprint(state)
-        if fp not in seen:
-            seen.add(fp)
-            per_depth[0] += 1
-            frontier.append((state, 0))
-    complete = True
-    transitions = 0
-    while frontier:
-        state, depth = frontier.popleft()
-        for transition in product.successors(state):
-            transitions += 1
-            kinds[transition.action.kind] += 1
-            fp = fingerprint(transition.target)
-            if fp in seen:
-                continue
-            if len(seen) >= max_states:
-                complete = False
-                frontier.clear()
-                break
-            seen.add(fp)
-            per_depth[depth + 1] += 1
-            frontier.append((transition.target, depth + 1))
-    ordered = tuple(sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0])))
-    return Summary(tuple(per_depth[d] for d in range(max(per_depth) + 1)), ordered, len(seen), transitions, complete)
+    census = _Census()
+    search = search_product(product, census, max_states=max_states)
+    if search.cut is not None:  # the transition that found one state too many was counted too
+        census.count(search.cut)
+    per_depth = census.per_depth
+    ordered = tuple(sorted(census.kinds.items(), key=lambda kv: (-kv[1], kv[0])))
+    return Summary(tuple(per_depth[d] for d in range(max(per_depth) + 1)), ordered, search.states,
+                   census.transitions, search.complete)
+
+
+class _Census(Visitor[PState, int, Transition]):
+    """States first reached per depth, and transitions by action kind."""
+
+    def __init__(self) -> None:
+        self.per_depth: Counter = Counter()
+        self.kinds: Counter = Counter()
+        self.transitions = 0
+
+    def discovered(self, node: PState, key: int, depth: int) -> None:
+        self.per_depth[depth] += 1
+
+    def edge(self, source: int, edge: Transition, target: int, new: bool) -> None:
+        self.count(edge)
+
+    def count(self, transition: Transition) -> None:
+        self.transitions += 1
+        self.kinds[transition.action.kind] += 1
 
 
 def summary_figure(summary: Summary, title: str = "") -> Figure:

@@ -10,14 +10,15 @@ before it, and the events the model could have produced there instead.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from sim.checking.search import STOP, Control, Edges, Visitor, breadth_first
 from sim.core.fingerprint import fingerprint
 from sim.core.model import Event, Model
 from sim.core.product import Product, PState, Transition
+
+Node = tuple[PState, int]  # a product state and how many observed events the path to it explains
 
 
 def default_match(expected: Event, observed: Event) -> bool:
@@ -65,44 +66,73 @@ def validate(
     `match` defaults to the model's own `match_event`, if it has one, else `default_match`."""
     product = Product(model)
     match = match or product.model.match_event or default_match
-    parent: dict[tuple[int, int], tuple[tuple[int, int], Transition] | None] = {}
-    states: dict[tuple[int, int], PState] = {}
-    queue: deque[tuple[int, int]] = deque()
-    for init in product.init_states():
-        key = (fingerprint(init), 0)
-        if key not in parent:
-            parent[key] = None
-            states[key] = init
-            queue.append(key)
-    best = next(iter(parent))
-    total = len(observed)
-    while queue:
-        key = queue.popleft()
-        pstate, position = states[key], key[1]
-        if position > best[1]:
-            best = key
-        transitions = product.successors(pstate)
-        if position == total and (not require_quiescent or not transitions):
-            return Validation(True, _path(parent, key), None, len(parent))
-        for transition in transitions:
+
+    def expand(node: Node) -> list[tuple[Transition, Node | None]]:
+        pstate, position = node
+        edges = []
+        for transition in product.successors(pstate):
             advanced = _advance(transition.events, observed, position, match)
-            if advanced is None:
-                continue
-            next_key = (fingerprint(transition.target), advanced)
-            if next_key in parent:
-                continue
-            parent[next_key] = (key, transition)
-            states[next_key] = transition.target
-            queue.append(next_key)
-            if len(parent) > max_configurations:
-                raise RuntimeError(f"trace validation needed more than {max_configurations:,} configurations")
-    position = best[1]
-    expected = tuple(e for t in product.successors(states[best]) for e in t.events[:1])
+            edges.append((transition, None if advanced is None else (transition.target, advanced)))
+        return edges
+
+    explainer = _Explainer(len(observed), require_quiescent)
+    search = breadth_first(((init, 0) for init in product.init_states()), expand,
+                           key=lambda node: (fingerprint(node[0]), node[1]), visitor=explainer,
+                           max_states=max_configurations, paths=True)
+    if search.cut is not None:
+        raise RuntimeError(f"trace validation needed more than {max_configurations:,} configurations")
+    if explainer.explained is not None:
+        return Validation(True, search.path(explainer.explained), None, search.states)
+    (pstate, position), best = explainer.best
+    total = len(observed)
+    path = search.path(best)
+    expected = tuple(e for t in product.successors(pstate) for e in t.events[:1])
     if position >= total:
-        divergence = Divergence(total - 1, observed[-1], _path(parent, best), expected) if total else None
+        divergence = Divergence(total - 1, observed[-1], path, expected) if total else None
     else:
-        divergence = Divergence(position, observed[position], _path(parent, best), expected)
-    return Validation(False, _path(parent, best), divergence, len(parent))
+        divergence = Divergence(position, observed[position], path, expected)
+    return Validation(False, path, divergence, search.states)
+
+
+class _Explainer(Visitor[Node, tuple[int, int], Transition]):
+    """Stops at the first configuration that explains the whole observation; remembers the first one
+    that explains the most of it, for the divergence."""
+
+    def __init__(self, total: int, require_quiescent: bool) -> None:
+        self.total = total
+        self.require_quiescent = require_quiescent
+        self.best: tuple[Node, tuple[int, int]] | None = None
+        self.explained: tuple[int, int] | None = None
+
+    def expanded(self, node: Node, key: tuple[int, int], depth: int, edges: Edges) -> Control | None:
+        if self.best is None or node[1] > self.best[0][1]:
+            self.best = (node, key)
+        if node[1] == self.total and (not self.require_quiescent or not edges):
+            self.explained = key
+            return STOP
+        return None
+
+
+def steps_with_events(product: Product, state: PState, *, max_silent: int | None = None,
+                      budget: int | None = None) -> list[Transition]:
+    """The steps with events that can come next after `state`, looking through steps that emit none (at
+    most `max_silent` in a row; no state is looked past once `budget` are known), breadth-first and each
+    state once: what the model offered where an observation left it."""
+    offered = _Offered()
+    breadth_first([state], lambda pstate: [(t, None if t.events else t.target) for t in product.successors(pstate)],
+                  key=fingerprint, visitor=offered, max_depth=None if max_silent is None else max_silent + 1,
+                  budget=budget)
+    return offered.steps
+
+
+class _Offered(Visitor[PState, int, Transition]):
+    """Collects, state by state, the steps with events: the search does not follow them."""
+
+    def __init__(self) -> None:
+        self.steps: list[Transition] = []
+
+    def expanded(self, node: PState, key: int, depth: int, edges: Edges) -> None:
+        self.steps.extend(transition for transition, target in edges if target is None)
 
 
 def _advance(events: Sequence[Event], observed: Sequence[Event], position: int,
@@ -113,11 +143,3 @@ def _advance(events: Sequence[Event], observed: Sequence[Event], position: int,
         if not match(event, observed[position + offset]):
             return None
     return position + len(events)
-
-
-def _path(parent: dict[Any, Any], key: Any) -> tuple[Transition, ...]:
-    steps = []
-    while parent[key] is not None:
-        key, transition = parent[key]
-        steps.append(transition)
-    return tuple(reversed(steps))

@@ -23,7 +23,6 @@ import json
 import logging
 import math
 import time
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -34,8 +33,9 @@ from typing import Any
 
 import numpy as np
 
+from sim.checking.search import Edges, Visitor, breadth_first, transitions_of
 from sim.core.model import Action, AdaptedModel, Model
-from sim.core.product import Product
+from sim.core.product import Product, PState, Transition
 from sim.core.registry import get_model_spec
 from sim.errors import ModelError, UsageError
 from sim.interrupts import collect, worker_pool
@@ -100,20 +100,24 @@ def environment_kinds(model: Model, max_states: int = SWARM_DISCOVERY_STATES) ->
     `max_states` states: the kinds swarm testing may turn off. A kind first offered deeper than that is
     never turned off. The system's own (fair) steps are never candidates."""
     product = Product(model)
-    fair = tuple(model.fair_actors)
-    kinds: set[str] = set()
-    inits = product.init_states()
-    seen = set(inits)
-    queue = deque(inits)  # in the model's order, never a set's: the cut at max_states must not vary
-    while queue and len(seen) < max_states:
-        for transition in product.successors(queue.popleft()):
+    unfair = _UnfairKinds(tuple(model.fair_actors))
+    # the initial states in the model's order, never a set's: the cut at max_states must not vary
+    breadth_first(product.init_states(), transitions_of(product), visitor=unfair, budget=max_states)
+    return tuple(sorted(unfair.kinds))
+
+
+class _UnfairKinds(Visitor[PState, PState, Transition]):
+    """The kinds of the actions offered to actors outside `fair`."""
+
+    def __init__(self, fair: tuple[str, ...]) -> None:
+        self.fair = fair
+        self.kinds: set[str] = set()
+
+    def expanded(self, node: PState, key: PState, depth: int, edges: Edges) -> None:
+        for transition, _ in edges:
             action = transition.action
-            if not any(fnmatchcase(action.actor, pattern) for pattern in fair):
-                kinds.add(action.kind)
-            if transition.target not in seen:
-                seen.add(transition.target)
-                queue.append(transition.target)
-    return tuple(sorted(kinds))
+            if not any(fnmatchcase(action.actor, pattern) for pattern in self.fair):
+                self.kinds.add(action.kind)
 
 
 def swarm_subset(seed: int, kinds: Sequence[str]) -> frozenset[str]:

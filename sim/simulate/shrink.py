@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sim.checking.search import Visitor, breadth_first
 from sim.core.model import Action, Model
 from sim.core.product import Product, Transition, Violation
 from sim.core.registry import get_model_spec
@@ -197,25 +198,31 @@ def _shortcuts(replayer: _Replayer, best: Shrunk, depth: int = SHORTCUT_DEPTH,
 
 
 def _route_to_later(product: Product, origin: Any, start: int, position: dict[Any, int], depth: int,
-                    max_states: int) -> tuple[int, list[Transition]] | None:
+                    max_states: int) -> tuple[int, tuple[Transition, ...]] | None:
     """The route from `origin` (the run's state `start`) that skips the most steps of the run."""
-    best: tuple[int, list[Transition]] | None = None
-    frontier: list[tuple[Any, list[Transition]]] = [(origin, [])]
-    seen = {origin}
-    for level in range(1, depth + 1):
-        next_frontier = []
-        for state, path in frontier:
-            for transition in product.successors(state):
-                if transition.violations or transition.target in seen or len(seen) >= max_states:
-                    continue
-                seen.add(transition.target)
-                route = [*path, transition]
-                later = position.get(transition.target, -1)
-                if later - start > level and (best is None or later - start - level > best[0] - start - len(best[1])):
-                    best = (later, route)
-                next_frontier.append((transition.target, route))
-        frontier = next_frontier
-    return best
+    shortcut = _Shortcut(start, position)
+    search = breadth_first([origin], lambda state: [(t, None if t.violations else t.target)
+                                                   for t in product.successors(state)],
+                           visitor=shortcut, max_states=max_states, max_depth=depth, paths=True)
+    if shortcut.best is None:
+        return None
+    later, _, key = shortcut.best
+    return later, search.path(key)
+
+
+class _Shortcut(Visitor[Any, Any, Transition]):
+    """The first state found, of those the run reaches later than the route does, that saves the most steps;
+    a route goes through no step that breaks a property."""
+
+    def __init__(self, start: int, position: dict[Any, int]) -> None:
+        self.start = start
+        self.position = position
+        self.best: tuple[int, int, Any] | None = None  # the run's index of the state, the route's length, the state
+
+    def discovered(self, node: Any, key: Any, depth: int) -> None:
+        later = self.position.get(node, -1)
+        if depth and later - self.start > depth and (self.best is None or later - depth > self.best[0] - self.best[1]):
+            self.best = (later, depth, key)
 
 
 def shrink_run(model: Model, init: int, actions: Sequence[Action], delays: Sequence[float], prop: str) -> Shrunk:

@@ -9,16 +9,17 @@ patterns, so `response.steer.*` matches any steering event.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Sequence
 from fnmatch import fnmatchcase
 
+from sim.checking.search import STOP, Control, Visitor, breadth_first
 from sim.core.fingerprint import fingerprint
 from sim.core.model import Model
 from sim.core.paths import Path
 from sim.core.product import Product, PState, Transition
 
 SEARCH_LIMIT = 300_000  # (state, progress) pairs visited at most
+Node = tuple[PState, int, int]  # a product state, how much of the pattern is matched, the initial state's index
 
 
 def advance(matched: int, pattern: Sequence[str], transition: Transition) -> int:
@@ -34,33 +35,31 @@ def shortest_run_with(model: Model, pattern: Sequence[str], limit: int = SEARCH_
     """The shortest run whose native event names contain `pattern` as a subsequence, ending at the
     step that completes it; None if there is none within `limit` search nodes."""
     product = Product(model)
-    parents: dict[tuple[int, int], tuple[tuple[int, int], Transition] | None] = {}
-    frontier: deque[tuple[PState, int, int, int]] = deque()
-    for index, state in enumerate(product.init_states()):
-        key = (fingerprint(state), 0)
-        if key not in parents:
-            parents[key] = None
-            frontier.append((state, 0, key[0], index))
-    while frontier and len(parents) < limit:
-        state, matched, fp, init_index = frontier.popleft()
-        for transition in product.successors(state):
-            progress = advance(matched, pattern, transition)
-            key = (fingerprint(transition.target), progress)
-            if key in parents:
-                continue
-            parents[key] = ((fp, matched), transition)
-            if progress == len(pattern):
-                return _path(product, parents, key, init_index)
-            frontier.append((transition.target, progress, key[0], init_index))
-    return None
 
+    def expand(node: Node) -> list[tuple[Transition, Node]]:
+        state, matched, init_index = node
+        return [(t, (t.target, advance(matched, pattern, t), init_index)) for t in product.successors(state)]
 
-def _path(product: Product, parents: dict, key: tuple[int, int], init_index: int) -> Path:
-    steps: list[Transition] = []
-    while parents[key] is not None:
-        key, transition = parents[key]
-        steps.append(transition)
-    steps.reverse()
+    goal = _Completed(len(pattern))
+    search = breadth_first(((state, 0, index) for index, state in enumerate(product.init_states())), expand,
+                           key=lambda node: (fingerprint(node[0]), node[1]), visitor=goal, budget=limit, paths=True)
+    if goal.found is None:
+        return None
+    key, init_index = goal.found
+    steps = search.path(key)
     init = product.init_states()[init_index]
-    states = (init, *(step.target for step in steps))
-    return Path(init, tuple(steps), init_index, None, None, states)
+    return Path(init, steps, init_index, None, None, (init, *(step.target for step in steps)))
+
+
+class _Completed(Visitor[Node, tuple[int, int], Transition]):
+    """Stops at the first node reached by a step that completes the pattern."""
+
+    def __init__(self, length: int) -> None:
+        self.length = length
+        self.found: tuple[tuple[int, int], int] | None = None  # its key and initial state's index
+
+    def discovered(self, node: Node, key: tuple[int, int], depth: int) -> Control | None:
+        if depth == 0 or node[1] < self.length:
+            return None
+        self.found = (key, node[2])
+        return STOP

@@ -13,7 +13,6 @@ observable it is.
 from __future__ import annotations
 
 import re
-from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,8 +21,8 @@ from models.foundry.harness.runner import Recording
 from models.foundry.spec import PACKAGE_QUEUE_CAP
 from sim.core.model import Event
 from sim.core.monitors import CORE_MONITORS, MonitorViolation
-from sim.core.product import Product, PState, Transition
-from sim.harness.validate import Validation, default_match, validate
+from sim.core.product import Product, Transition
+from sim.harness.validate import Validation, default_match, steps_with_events, validate
 
 MAX_ROUNDS = 6
 SILENT_DEPTH = 4
@@ -174,7 +173,7 @@ def explain(model: Any, validation: Validation, observed: list[Event]) -> Findin
     product = Product(model)
     state = validation.path[-1].target if validation.path else product.init_states()[0]
     position = sum(len(t.events) for t in validation.path)
-    reach, nearest = _nearest(_steps_with_events(product, state), observed, position)
+    reach, nearest = _nearest(steps_with_events(product, state, max_silent=SILENT_DEPTH), observed, position)
     at = position + reach
     event = observed[at] if at < len(observed) else None
     diffs = _fewest_differing_fields([t.events[reach] for t in nearest], event)
@@ -227,22 +226,6 @@ def _fewest_differing_fields(offered: list[Event], event: Event | None) -> list[
         if diffs and (not best or len(diffs) < len(best)):
             best = diffs
     return best
-
-
-def _steps_with_events(product: Product, state: PState) -> list[Transition]:
-    """Transitions that emit events, reachable from `state` through silent steps."""
-    out: list[Transition] = []
-    frontier: deque[tuple[PState, int]] = deque([(state, 0)])
-    seen: set[int] = set()
-    while frontier:
-        current, depth = frontier.popleft()
-        for transition in product.successors(current):
-            if transition.events:
-                out.append(transition)
-            elif depth < SILENT_DEPTH and id(transition.target) not in seen:
-                seen.add(id(transition.target))
-                frontier.append((transition.target, depth + 1))
-    return out
 
 
 def direction(expected: Any, got: Any) -> str:

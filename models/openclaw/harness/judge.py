@@ -18,12 +18,11 @@ from models.openclaw.facts import facts as facts_of
 from models.openclaw.harness.causes import CAUSES, cause_of, run_facts
 from models.openclaw.harness.scenarios import Scenario
 from models.openclaw.harness.translate import observed_events
-from sim.core.fingerprint import fingerprint
 from sim.core.model import Event
 from sim.core.monitors import CORE_MONITORS, CORE_PROPERTY_NAMES, MonitorViolation
 from sim.core.paths import step_json
 from sim.core.product import Product
-from sim.harness.validate import Divergence, default_match, validate
+from sim.harness.validate import Divergence, default_match, steps_with_events, validate
 
 IDS = re.compile(r"'(m|c|f|a)-?\d+'")
 
@@ -168,7 +167,7 @@ def _closest_mismatch(model: Any, divergence: Divergence, events: Sequence[Event
     state = divergence.explained[-1].target if divergence.explained else product.init_states()[0]
     position = divergence.position
     best: tuple[int, Event, Event | None] = (-1, divergence.observed, None)
-    for transition in _steps_after_silent_ones(product, state):
+    for transition in steps_with_events(product, state, budget=64):
         for offset, event in enumerate(transition.events):
             index = position + offset
             if index >= len(events) or not default_match(event, events[index]):
@@ -176,20 +175,6 @@ def _closest_mismatch(model: Any, divergence: Divergence, events: Sequence[Event
                     best = (offset, events[index] if index < len(events) else divergence.observed, event)
                 break
     return best[1], best[2]
-
-
-def _steps_after_silent_ones(product: Product, state: Any, limit: int = 64) -> list[Any]:
-    """The steps with events that can come next, looking through steps that emit nothing."""
-    out, frontier, seen = [], [state], {fingerprint(state)}
-    while frontier and len(seen) < limit:
-        current = frontier.pop(0)
-        for transition in product.successors(current):
-            if transition.events:
-                out.append(transition)
-            elif fingerprint(transition.target) not in seen:
-                seen.add(fingerprint(transition.target))
-                frontier.append(transition.target)
-    return out
 
 
 def _differing(observed: Event, expected: Event) -> list[str]:
