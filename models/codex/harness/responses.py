@@ -17,15 +17,16 @@ TOOL_NAME = "exec_command"  # Codex's built-in shell tool
 
 
 def response_id(index: int) -> str:
-    return f"resp_{index + 1:04d}"
+    """`index` counts model requests from 1, as the model's ids do (`a<k>`, `c<k>`)."""
+    return f"resp_{index:04d}"
 
 
 def message_id(index: int) -> str:
-    return f"msg_{index + 1:04d}"
+    return f"msg_{index:04d}"
 
 
 def call_id(index: int) -> str:
-    return f"call_{index + 1:04d}"
+    return f"call_{index:04d}"
 
 
 def response_object(index: int, status: str, output: list[dict[str, Any]]) -> dict[str, Any]:
@@ -46,7 +47,7 @@ def message_item(index: int, text: str, done: bool) -> dict[str, Any]:
 
 
 def call_item(index: int, command: str) -> dict[str, Any]:
-    return {"id": f"fc_{index + 1:04d}", "type": "function_call", "call_id": call_id(index), "name": TOOL_NAME,
+    return {"id": f"fc_{index:04d}", "type": "function_call", "call_id": call_id(index), "name": TOOL_NAME,
             "arguments": json.dumps({"cmd": command}), "status": "completed"}
 
 
