@@ -44,6 +44,11 @@ class CodexModel(ModelBase[CodexState]):
                     "model.text_delta", "model.text_done", "model.tool_call", "model.complete", "tool.finish",
                     "codex.preempt", "codex.record", "codex.request", "codex.end_turn")
 
+    def has_bug(self, name: str) -> bool:
+        """Whether bug variant `name` is seeded. The judge of recorded runs seeds two at once (`a+b`) when
+        one run shows two defects; the registry builds one variant at a time."""
+        return self.bug is not None and name in self.bug.split("+")
+
     def init_states(self) -> Sequence[CodexState]:
         return [CodexState()]
 
@@ -87,7 +92,7 @@ class CodexModel(ModelBase[CodexState]):
                 out.append(Action("codex", "codex.record"))
             if s.need_request and not s.pending:
                 out.append(Action("codex", "codex.request"))
-            elif not s.pending or self.bug == "end-turn-with-pending":
+            elif not s.pending or self.has_bug("end-turn-with-pending"):
                 out.append(Action("codex", "codex.end_turn"))
         return out
 
@@ -102,7 +107,7 @@ class CodexModel(ModelBase[CodexState]):
     def _client_turn_start(self, s: CodexState) -> Step:
         message = P.prompt_id(s.prompts + 1)
         s = replace(s, prompts=s.prompts + 1)
-        if s.phase != IDLE and self.bug != "start-while-active-starts-turn":
+        if s.phase != IDLE and not self.has_bug("start-while-active-starts-turn"):
             if self.params["start_while_active"] == "steer":
                 return self._accept(s, [P.turn_start(message, P.STEERED, self._turn(s))], message)
             return s, [P.turn_start(message, "refused", self._turn(s))]
@@ -122,14 +127,14 @@ class CodexModel(ModelBase[CodexState]):
         message = P.steer_id(s.steers + 1)
         s = replace(s, steers=s.steers + 1)
         if s.phase == IDLE:
-            return s, [P.turn_steer(message, P.LAST, False, NO_ACTIVE_TURN, "")]
+            return s, [P.turn_steer(message, P.ACTIVE, False, NO_ACTIVE_TURN, "")]
         return self._accept(s, [P.turn_steer(message, P.ACTIVE, False, P.ACCEPTED, self._turn(s))], message)
 
     def _client_bad_steer(self, s: CodexState, kind: str) -> Step:
         message = P.steer_id(s.steers + 1)
         s = replace(s, steers=s.steers + 1, bad=(*s.bad, kind))
         expected, empty = (P.ACTIVE, True) if kind == "empty" else (kind, False)
-        if kind == P.STALE and self.bug == "accept-stale-turn-id":
+        if kind == P.STALE and self.has_bug("accept-stale-turn-id"):
             s = replace(s, bad_accepted=True)
             return self._accept(s, [P.turn_steer(message, expected, empty, P.ACCEPTED, self._turn(s))], message)
         code = EMPTY_INPUT if empty else TURN_MISMATCH
@@ -147,11 +152,11 @@ class CodexModel(ModelBase[CodexState]):
             if self.params["tool_on_interrupt"] == "stops":
                 events.append(P.item("completed", P.COMMAND, call, turn))
                 running = ""
-            if self.bug == "forget-running-tool":
+            if self.has_bug("forget-running-tool"):
                 running = ""
         pending, history = s.pending, s.history
         if self.params["interrupt_pending"] == "persist":
-            if self.bug != "drop-pending-on-interrupt":
+            if not self.has_bug("drop-pending-on-interrupt"):
                 for ident in pending:
                     events += self._user_message(ident, turn)
                 history = (*history, *pending)
@@ -194,18 +199,18 @@ class CodexModel(ModelBase[CodexState]):
 
     def _abandon(self, s: CodexState, turn: str) -> list[Event]:
         """The open agent message of an abandoned response completes with the text it has."""
-        if self.bug == "abandon-streaming-item":
+        if self.has_bug("abandon-streaming-item"):
             return []
         return [P.item("completed", P.AGENT_MESSAGE, ident, turn) for ident in s.open_items]
 
     def _left_open(self, s: CodexState) -> tuple[str, ...]:
         """The items an abandoned response leaves open: none, unless they were never completed."""
-        return s.open_items if self.bug == "abandon-streaming-item" else ()
+        return s.open_items if self.has_bug("abandon-streaming-item") else ()
 
     def _codex_record(self, s: CodexState) -> Step:
         turn = self._turn(s)
-        order = tuple(reversed(s.pending)) if self.bug == "record-newest-first" else s.pending
-        if self.bug == "record-steer-twice":
+        order = tuple(reversed(s.pending)) if self.has_bug("record-newest-first") else s.pending
+        if self.has_bug("record-steer-twice"):
             order = order + order
         events: list[Event] = []
         for ident in order:

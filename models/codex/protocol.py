@@ -17,8 +17,8 @@ CLIENT, CODEX, BACKEND, TOOL = "client", "codex", "model", "tool"
 USER_MESSAGE, AGENT_MESSAGE, COMMAND = "userMessage", "agentMessage", "commandExecution"
 ITEM_TYPES = (USER_MESSAGE, AGENT_MESSAGE, COMMAND)
 
-# how a turn/steer names its expected turn
-ACTIVE, STALE, BOGUS, LAST = "active", "stale", "bogus", "last"
+# how a turn/steer names its expected turn: the latest turn (active, or just ended), an earlier one, none
+ACTIVE, STALE, BOGUS = "active", "stale", "bogus"
 ACCEPTED = "accepted"
 STARTED, STEERED = "started", "steered"  # what a turn/start did
 

@@ -12,8 +12,8 @@ from sim.core.registry import Bug, ModelSpec, Param
 
 PARAMS = (
     Param("turns", 2, "turn/start requests the client sends", low=1, high=3),
-    Param("steers", 2, "well-formed turn/steer requests the client sends (to the active turn, or to the last one "
-          "when none is active)", low=0, high=4),
+    Param("steers", 2, "well-formed turn/steer requests the client sends, each naming the latest turn (active, or "
+          "ended: then it is refused no-active-turn)", low=0, high=4),
     Param("tool_calls", 1, "exec_command calls the model may make in one turn", low=0, high=2),
     Param("interrupts", 1, "turn/interrupt requests the client sends", low=0, high=2),
     Param("bad_steers", False, "the client also sends a stale, a bogus and an empty steer to the active turn"),

@@ -16,9 +16,12 @@ from typing import Any
 from models.codex.harness.observe import observe
 from models.codex.harness.runner import Recording
 from models.codex.harness.scenarios import Scenario
+from models.codex.model import CodexModel
 from models.codex.spec import SPEC
 from sim.core.model import Event
+from sim.core.product import Violation
 from sim.harness.validate import Validation, validate
+from sim.traces.trace import Trace, make_trace
 
 DIVERGENCE, DEFECT, STALLED = "divergence", "defect", "stalled"
 
@@ -33,6 +36,7 @@ class Finding:
     position: int
     events: list[Event] = field(default_factory=list)
     scenarios: list[str] = field(default_factory=list)
+    trace: Trace | None = None  # the model path that explains the run (the bug variant's, for a defect)
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "property": self.property, "cause": self.cause, "summary": self.summary,
@@ -44,29 +48,50 @@ def _reach(validation: Validation, total: int) -> int:
     return total if validation.ok else validation.divergence.position if validation.divergence else 0
 
 
-def judge(scenario: Scenario, recording: Recording) -> list[Finding]:
+def session_trace(scenario: Scenario, bug: str | None, validation: Validation, finding: str | None) -> Trace:
+    """The explaining model path as a steersim trace (`steersim diagram` draws it), with the finding last."""
+    end = [Violation("conformance", finding)] if finding else []
+    params = SPEC.resolve(scenario.model_params())
+    return make_trace(SPEC.name, params, bug, 0, validation.path, end="finding" if finding else None,
+                      end_violations=end, system=CodexModel(params, bug))
+
+
+def _hypothesis(params: dict[str, object], bug: str, events: list[Event]) -> tuple[int, str, Validation]:
+    tried = validate(CodexModel(SPEC.resolve(params), bug), events)
+    return _reach(tried, len(events)), bug, tried
+
+
+def judge(scenario: Scenario, recording: Recording) -> tuple[list[Finding], Trace]:
+    """The findings of one run (none when the model explains it) and the trace of the session. A run no
+    single bug variant explains is tried with two at once: one run may show two defects."""
     events = observe(recording)
     params = scenario.model_params()
     base = validate(SPEC.build(params), events)
     if base.ok:
         if recording.end == "ok":
-            return []
-        return [Finding(STALLED, "trace-validation", "stalled", recording.end, scenario.name, len(events), events)]
+            return [], session_trace(scenario, None, base, None)
+        finding = Finding(STALLED, "trace-validation", "stalled", recording.end, scenario.name, len(events), events)
+        return [finding], session_trace(scenario, None, base, finding.summary)
     assert base.divergence is not None
-    position = base.divergence.position
-    best: tuple[int, str] | None = None
-    for variant in SPEC.variants:
-        reach = _reach(validate(SPEC.build(params, variant.name), events), len(events))
-        if reach > position and (best is None or reach > best[0]):
-            best = (reach, variant.name)
-    observed = base.divergence.observed
-    if best is None:
+    position, observed = base.divergence.position, base.divergence.observed
+    names = [v.name for v in SPEC.variants]
+    tried = [_hypothesis(params, name, events) for name in names]
+    best = max(tried, key=lambda t: t[0])  # the first of the furthest-reaching, in the spec's order
+    if best[0] < len(events):
+        pairs = [_hypothesis(params, f"{a}+{b}", events) for i, a in enumerate(names) for b in names[i + 1:]]
+        best = max([best, *pairs], key=lambda t: t[0])
+    if best[0] <= position:
         signature = f"{observed.name}:{observed.data.get('type', observed.data.get('outcome', ''))}"
-        return [Finding(DIVERGENCE, "trace-validation", signature, base.divergence.summary(), scenario.name,
-                        position, events)]
-    variant = next(v for v in SPEC.variants if v.name == best[1])
-    how = "explains the whole run" if best[0] == len(events) else f"explains it up to event {best[0]}"
-    summary = (f"event {position} {observed.name} {dict(observed.data)} is not a behaviour of the model; the "
-               f"variant {variant.name} ({variant.doc}) {how}")
-    return [Finding(DEFECT, variant.caught_by or "trace-validation", variant.name, summary, scenario.name, position,
-                    events)]
+        finding = Finding(DIVERGENCE, "trace-validation", signature, base.divergence.summary(), scenario.name,
+                          position, events)
+        finding.trace = session_trace(scenario, None, base, finding.summary)
+        return [finding], finding.trace
+    how = "explain the whole run" if best[0] == len(events) else f"explain it up to event {best[0]}"
+    summary = (f"event {position} {observed.name} {dict(observed.data)} is not a behaviour of the model; "
+               f"{' and '.join(best[1].split('+'))} {how}")
+    trace = session_trace(scenario, best[1], best[2], summary)
+    variants = {v.name: v for v in SPEC.variants}
+    findings = [Finding(DEFECT, variants[name].caught_by or "trace-validation", name,
+                        f"{summary} ({name}: {variants[name].doc})", scenario.name, position, events, trace=trace)
+                for name in best[1].split("+")]
+    return findings, trace

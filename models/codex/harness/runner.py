@@ -132,7 +132,7 @@ class Run:
         return self.cx.request(method, params)
 
     def steer_params(self, ident: str, expected: str, empty: bool) -> dict[str, Any]:
-        turn = {P.ACTIVE: self.active, P.LAST: self.turns[-1] if self.turns else BOGUS_TURN,
+        turn = {P.ACTIVE: self.turns[-1] if self.turns else BOGUS_TURN,
                 P.STALE: self.turns[-2] if len(self.turns) > 1 else BOGUS_TURN, P.BOGUS: BOGUS_TURN}[expected]
         return {"threadId": self.thread, "expectedTurnId": turn, "clientUserMessageId": ident,
                 "input": [] if empty else [{"type": "text", "text": input_text(ident)}]}
@@ -211,7 +211,7 @@ class Run:
     def _steer(self, step: Step) -> None:
         self.steers += 1
         ident = P.steer_id(self.steers)
-        expected = P.ACTIVE if self.active else P.LAST
+        expected = P.ACTIVE
         mark = self.cx.mark()
         rid = self.request("turn/steer", self.steer_params(ident, expected, False))
         self.rec.sent_kinds[rid] = (ident, expected, False)
