@@ -62,15 +62,19 @@ def _hypothesis(params: dict[str, object], bug: str, events: list[Event]) -> tup
 
 
 def judge(scenario: Scenario, recording: Recording) -> tuple[list[Finding], Trace]:
-    """The findings of one run (none when the model explains it) and the trace of the session. A run no
-    single bug variant explains is tried with two at once: one run may show two defects."""
-    events = observe(recording)
+    """The findings of one run (none when the model explains it) and the trace of the session."""
+    return judge_events(scenario, recording.end, observe(recording))
+
+
+def judge_events(scenario: Scenario, end: str, events: list[Event]) -> tuple[list[Finding], Trace]:
+    """Judge a run's events (`end`: how the run ended). A run no single bug variant explains is tried with
+    two at once: one run may show two defects."""
     params = scenario.model_params()
     base = validate(SPEC.build(params), events)
     if base.ok:
-        if recording.end == "ok":
+        if end == "ok":
             return [], session_trace(scenario, None, base, None)
-        finding = Finding(STALLED, "trace-validation", "stalled", recording.end, scenario.name, len(events), events)
+        finding = Finding(STALLED, "trace-validation", "stalled", end, scenario.name, len(events), events)
         return [finding], session_trace(scenario, None, base, finding.summary)
     assert base.divergence is not None
     position, observed = base.divergence.position, base.divergence.observed

@@ -35,7 +35,8 @@ def response_object(index: int, status: str, output: list[dict[str, Any]]) -> di
                            "status": status, "model": MODEL_NAME, "output": output, "parallel_tool_calls": False,
                            "tool_choice": "auto", "tools": []}
     if status == "completed":
-        obj["usage"] = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5,
+        obj["usage"] = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+                        "output_tokens": 5,
                         "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 15}
     return obj
 

@@ -81,7 +81,8 @@ class Backend:
 def response(rid, status):
     return {"id": rid, "object": "response", "created_at": 1767225600, "status": status, "model": "gpt-6-astra",
             "output": [], "parallel_tool_calls": False, "tool_choice": "auto", "tools": [],
-            **({"usage": {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5,
+            **({"usage": {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+                          "output_tokens": 5,
                           "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 15}}
                if status == "completed" else {})}
 
