@@ -62,15 +62,15 @@ def build_of(path: str | None) -> Build:
 
 
 def group(findings: list[Finding]) -> list[Finding]:
-    """One finding per root cause, shown by its shortest scenario, listing every scenario that shows it."""
-    steps = {s.name: len(s.steps) for s in SCENARIOS}
+    """One finding per root cause, shown by its simplest scenario (one of the fast subset, which races
+    nothing, before the others; then the shortest), listing every scenario that shows it."""
+    rank = {s.name: (not s.fast, len(s.steps), s.name) for s in SCENARIOS}
     groups: dict[tuple[str, str], Finding] = {}
     for finding in findings:
         key = (finding.kind, finding.cause)
         kept = groups.get(key)
         names = (kept.scenarios if kept else []) + [finding.scenario]
-        if kept is None or (steps.get(finding.scenario, 99), finding.scenario) < (steps.get(kept.scenario, 99),
-                                                                                  kept.scenario):
+        if kept is None or rank[finding.scenario] < rank[kept.scenario]:
             groups[key] = finding
         groups[key].scenarios = names
     order = {"defect": 0, "divergence": 1, "stalled": 2}
