@@ -16,6 +16,7 @@ from typing import Any
 from models.codex import facts as codex_facts
 from models.codex import properties as codex_properties
 from models.codex import protocol as P
+from models.codex.spec import DEFAULT_TIMING
 from models.codex.state import (
     BOUNDARY,
     EMPTY_INPUT,
@@ -239,6 +240,4 @@ class CodexModel(ModelBase[CodexState]):
         return codex_properties.properties(self.params, self.bug)
 
     def default_timing(self) -> Mapping[str, Any]:
-        from models.codex.spec import DEFAULT_TIMING
-
         return DEFAULT_TIMING

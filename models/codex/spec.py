@@ -1,14 +1,13 @@
 """The `codex` model's specification: its parameters (the documented ambiguities of Codex app-server
 0.171.0, with the reading the pinned build takes as default), its bug variants and the property each must
-be caught by, and its timing profile."""
+be caught by, and its timing profile. `models.codex.SPEC` puts them together with the model."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from models.codex.model import CodexModel
-from sim.core.registry import Bug, ModelSpec, Param
+from sim.core.registry import Bug, Param
 
 PARAMS = (
     Param("turns", 2, "turn/start requests the client sends", low=1, high=3),
@@ -57,12 +56,3 @@ DEFAULT_TIMING: Mapping[str, Any] = {
     "model.text_done": {"dist": "lognormal", "median": 1.5, "sigma": 0.5},
     "tool.finish": {"dist": "lognormal", "median": 1.0, "sigma": 1.0},
 }
-
-SPEC = ModelSpec(
-    name="codex",
-    doc="Codex app-server turn/steer: turns, steers with expectedTurnId, interrupts, the model's stream and "
-        "exec_command, and where an accepted steer enters the thread",
-    params=PARAMS,
-    bugs=BUGS,
-    factory=CodexModel,
-)

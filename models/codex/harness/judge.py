@@ -13,11 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from models.codex import SPEC
 from models.codex.harness.observe import observe
 from models.codex.harness.runner import Recording
 from models.codex.harness.scenarios import Scenario
 from models.codex.model import CodexModel
-from models.codex.spec import SPEC
 from sim.core.model import Event
 from sim.core.product import Violation
 from sim.harness.validate import Validation, validate
