@@ -67,7 +67,7 @@ class CodexModel(ModelBase[CodexState]):
         if p["bad_steers"] and active:
             out += [Action("client", "client.bad_steer", (kind,)) for kind in BAD_KINDS
                     if kind not in s.bad and (kind != P.STALE or s.turns > 1)]
-        if active and s.interrupts < p["interrupts"]:
+        if active and s.interrupts < p["interrupts"] and not (p["cautious_interrupt"] and s.pending):
             out.append(Action("client", "client.interrupt"))
         if not active and s.turns > 0 and not s.running_tool and not s.pending:
             out.append(Action("client", "client.read"))

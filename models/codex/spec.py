@@ -16,6 +16,8 @@ PARAMS = (
     Param("tool_calls", 1, "exec_command calls the model may make in one turn", low=0, high=2),
     Param("interrupts", 1, "turn/interrupt requests the client sends", low=0, high=2),
     Param("bad_steers", False, "the client also sends a stale, a bogus and an empty steer to the active turn"),
+    Param("cautious_interrupt", False, "the client sends turn/interrupt only once every steer it had acknowledged "
+          "has its userMessage item (a client policy, not Codex's)"),
     Param("start_while_active", "steer", "turn/start while a turn is active: `steer` adds its input to that turn "
           "(TurnStartParams: \"ignored when this request adds input to an active turn\") or `reject` refuses it",
           choices=("steer", "reject")),
