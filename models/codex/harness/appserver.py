@@ -13,6 +13,7 @@ import os
 import subprocess
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -106,23 +107,20 @@ class AppServer:
         self._write({"method": method, **({} if params is None else {"params": params})})
 
     def wait(self, predicate: Predicate, after: int = 0, what: str = "a message") -> Message:
-        """The first message from Codex at position `after` or later that satisfies `predicate`."""
-        deadline = threading.Event()
-        timer = threading.Timer(WAIT_SECONDS, deadline.set)
-        timer.start()
-        try:
-            with self._changed:
-                position = after
-                while True:
-                    for message in self.messages[position:]:
-                        if not message.out and predicate(message):
-                            return message
-                    position = len(self.messages)
-                    if deadline.is_set() or self.process.poll() is not None:
-                        raise Stalled(f"codex app-server sent no {what}: {self.stderr_tail()}")
-                    self._changed.wait(0.5)
-        finally:
-            timer.cancel()
+        """The first message from Codex at position `after` or later that satisfies `predicate`. The
+        reader thread wakes this wait on every message; WAIT_SECONDS only bounds a Codex that never answers."""
+        deadline = time.monotonic() + WAIT_SECONDS
+        with self._changed:
+            position = after
+            while True:
+                for message in self.messages[position:]:
+                    if not message.out and predicate(message):
+                        return message
+                position = len(self.messages)
+                left = deadline - time.monotonic()
+                if left <= 0 or self.process.poll() is not None:
+                    raise Stalled(f"codex app-server sent no {what}: {self.stderr_tail()}")
+                self._changed.wait(left)
 
     def reply(self, request_id: int) -> dict[str, Any]:
         """The result or error of request `request_id`."""

@@ -128,9 +128,6 @@ class Run:
         if end:
             self.stream.end()
 
-    def request(self, method: str, params: dict[str, Any]) -> int:
-        return self.cx.request(method, params)
-
     def steer_params(self, ident: str, expected: str, empty: bool) -> dict[str, Any]:
         turn = {P.ACTIVE: self.turns[-1] if self.turns else BOGUS_TURN,
                 P.STALE: self.turns[-2] if len(self.turns) > 1 else BOGUS_TURN, P.BOGUS: BOGUS_TURN}[expected]
@@ -146,7 +143,7 @@ class Run:
             self.drain()
         self.prompts += 1
         ident = P.prompt_id(self.prompts)
-        rid = self.request("turn/start", {"threadId": self.thread, "clientUserMessageId": ident,
+        rid = self.cx.request("turn/start", {"threadId": self.thread, "clientUserMessageId": ident,
                                           "input": [{"type": "text", "text": input_text(ident)}]})
         self.rec.sent_kinds[rid] = (ident, P.ACTIVE, False)
         reply = self.cx.reply(rid)
@@ -155,10 +152,11 @@ class Run:
             self.turns.append(turn)
             self.active = turn
             self.await_request()
-        elif turn and not step.hasty and self.stream is not None and self._streaming():
+        elif turn and not step.hasty and self.stream is not None and self._model_streams():
             self.await_request_or_end(self.cx.mark())
 
-    def _streaming(self) -> bool:
+    def _model_streams(self) -> bool:
+        """A model request of the active turn is in flight (no command runs)."""
         return not self.running_call
 
     def _text_delta(self, step: Step) -> None:
@@ -213,18 +211,18 @@ class Run:
         ident = P.steer_id(self.steers)
         expected = P.ACTIVE
         mark = self.cx.mark()
-        rid = self.request("turn/steer", self.steer_params(ident, expected, False))
+        rid = self.cx.request("turn/steer", self.steer_params(ident, expected, False))
         self.rec.sent_kinds[rid] = (ident, expected, False)
         reply = self.cx.reply(rid)
         self.note_completion(mark)
-        if "result" in reply and self.active and not step.hasty and self._streaming():
+        if "result" in reply and self.active and not step.hasty and self._model_streams():
             self.await_request_or_end(mark)  # a steer while the model streams makes Codex sample again
 
     def _bad_steer(self, step: Step) -> None:
         self.steers += 1
         ident = P.steer_id(self.steers)
         expected, empty = (P.ACTIVE, True) if step.arg == "empty" else (step.arg, False)
-        rid = self.request("turn/steer", self.steer_params(ident, expected, empty))
+        rid = self.cx.request("turn/steer", self.steer_params(ident, expected, empty))
         self.rec.sent_kinds[rid] = (ident, expected, empty)
         self.cx.reply(rid)
 
@@ -236,7 +234,7 @@ class Run:
     def _interrupt(self, step: Step) -> None:
         turn = self.active
         mark = self.cx.mark()
-        self.cx.reply(self.request("turn/interrupt", {"threadId": self.thread, "turnId": turn}))
+        self.cx.reply(self.cx.request("turn/interrupt", {"threadId": self.thread, "turnId": turn}))
         self.cx.wait(self._completed(turn), mark, what="turn/completed after turn/interrupt")
         self.active = ""
 
@@ -272,7 +270,7 @@ def release(pipe: Path) -> None:
         except OSError as broken:
             if broken.errno != errno.ENXIO or time.monotonic() > deadline:
                 raise Stalled(f"the command reading {pipe.name} never started") from None
-            time.sleep(POLL_SECONDS)
+            time.sleep(POLL_SECONDS)  # no reader yet: `cat` has not opened the pipe; nothing to wait on
     try:
         os.write(fd, b"done\n")
     finally:

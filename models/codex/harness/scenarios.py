@@ -37,8 +37,7 @@ class Scenario:
 
     def model_params(self) -> dict[str, object]:
         """The smallest model configuration that can take every step of this scenario."""
-        steers = sum(s.kind == "steer" for s in self.steps)
-        return {"turns": max(1, self.count("turn_start")), "steers": steers,
+        return {"turns": max(1, self.count("turn_start")), "steers": self.count("steer"),
                 "tool_calls": max(self.count("tool_call"), 1), "interrupts": self.count("interrupt"),
                 "bad_steers": self.count("bad_steer") > 0}
 
