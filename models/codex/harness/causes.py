@@ -29,8 +29,9 @@ CAUSES = {
         "turn/steer returns {turnId} while exec_command runs (or after the agent message completed, before the "
         "response did); turn/interrupt then ends the turn `interrupted` and the steer has no userMessage item, "
         "is not in thread/read and is not in the next turn's model request. Nothing tells the client: "
-        "turn/completed carries no error. A steer acknowledged while the agent message streams is kept instead "
-        "(written into the interrupted turn and carried by the next turn's request).",
+        "turn/completed carries no error. A steer acknowledged while the agent message streams races the same "
+        "way: Codex samples again at once, and when it wrote the steer before the interrupt landed the steer "
+        "is kept (in the interrupted turn, and carried by the next turn's request).",
         "README, API overview: \"turn/steer — add user input to an already in-flight regular turn without "
         "starting a new turn; returns the active turnId that accepted the input\"; Core primitives: items "
         "(user inputs among them) are \"persisted and used as the context for future conversations\".",
@@ -42,7 +43,8 @@ CAUSES = {
         "with the steer; the agentMessage item of the abandoned response got item/started and never gets "
         "item/completed, not even when its stream ends, and thread/read does not have it. A turn/interrupt "
         "while the agent message streams leaves it open the same way.",
-        "README, Events: \"All items emit shared lifecycle events: item/started ... item/completed — sends the "
-        "final item once that work itself finishes ...; treat this as the authoritative execution/result state\".",
+        "README, Turn events: \"The per-item lifecycle is always: item/started → zero or more item-specific "
+        "deltas → item/completed\"; Items: \"All items emit shared lifecycle events ... item/completed — sends "
+        "the final item once that work itself finishes\".",
         "steer_leaves_streaming_item_open.py"),
 }
