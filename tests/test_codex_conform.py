@@ -54,14 +54,19 @@ def test_the_normaliser_removes_ids_dates_chunk_ids_wall_times_and_the_run_folde
         "</current_date>\n  <timezone>Etc/UTC</timezone>")}]},
         {"type": "function_call_output", "call_id": "call_0001",
          "output": "Chunk ID: a0686e\nWall time: 0.2103 seconds"}],
-        "client_metadata": {"turn_id": turn}}
+        "client_metadata": {"turn_id": turn, "x-codex-turn-metadata": '{"turn_started_at_unix_ms":1796125771789}'}}
     rec = Recording("x", [Message(True, {"id": 1, "method": "turn/steer", "params": {"expectedTurnId": turn}}),
-                          Message(False, {"method": "item/started", "params": {"startedAtMs": 1796123516313}})],
+                          Message(False, {"method": "item/started", "params": {"startedAtMs": 1796123516313,
+                                                                               "processId": "89808"}}),
+                          Message(False, {"id": 2, "result": {"thread": {"path": (
+                              "/tmp/steersim-codex-q8tq/codex-home/sessions/2026/12/01/rollout-2026-12-01T11-49-26-"
+                              f"{turn}.jsonl")}}})],
                     [Request(1, body, 1)], [Move(P.TEXT_DELTA, 1, 1)])
     text = json.dumps(list(normalise.lines(rec)))
-    for gone in (turn, "2026-12-01", "Etc/UTC", "a0686e", "0.2103", "steersim-codex-q8tq", "1796123516313"):
+    for gone in (turn, "2026-12-01", "2026/12/01", "Etc/UTC", "a0686e", "0.2103", "steersim-codex-q8tq",
+                 "1796123516313", "1796125771789", "89808", "11-49-26"):
         assert gone not in text
-    assert text.count("uuid-1") == 2 and "Chunk ID: CHUNK" in text and "Wall time: WALL seconds" in text
+    assert text.count("uuid-1") == 3 and "Chunk ID: CHUNK" in text and "Wall time: WALL seconds" in text
 
 
 def _path_events(bug: str | None, kinds: list[str]) -> list:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import subprocess
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -55,10 +56,17 @@ def chosen(args: argparse.Namespace) -> list[Scenario]:
 def build_of(path: str | None) -> Build:
     if path is None:
         return find_build()
-    binary = Path(path)
+    binary = Path(path).resolve()  # the app-server runs in its own folder
     if not binary.is_file():
         raise UsageError(f"--codex {path}: no such file; give the path of a codex binary")
-    return Build(binary, "unknown")
+    try:
+        said = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired) as broken:
+        raise UsageError(f"--codex {path} does not run ({broken}); give the path of a codex binary") from None
+    if not said.startswith("codex-cli "):
+        first = said.strip().splitlines()[0][:60] if said.strip() else "nothing"
+        raise UsageError(f"--codex {path} is not a codex binary (`--version` said {first!r})")
+    return Build(binary, said.split()[-1])
 
 
 def group(findings: list[Finding]) -> list[Finding]:

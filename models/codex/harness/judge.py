@@ -90,7 +90,8 @@ def judge_events(scenario: Scenario, end: str, events: list[Event]) -> tuple[lis
                           position, events)
         finding.trace = session_trace(scenario, None, base, finding.summary)
         return [finding], finding.trace
-    how = "explain the whole run" if best[0] == len(events) else f"explain it up to event {best[0]}"
+    verb = "explain" if "+" in best[1] else "explains"
+    how = f"{verb} the whole run" if best[0] == len(events) else f"{verb} it up to event {best[0]}"
     summary = (f"event {position} {observed.name} {dict(observed.data)} is not a behaviour of the model; "
                f"{' and '.join(best[1].split('+'))} {how}")
     trace = session_trace(scenario, best[1], best[2], summary)

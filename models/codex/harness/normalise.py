@@ -1,9 +1,11 @@
 """The recorded exchange with what differs from run to run taken out, so that two runs compare line by line.
 
 Codex's ids are UUIDv7 (a timestamp in their first digits), its environment context carries the date and
-the time zone, a command's output carries a chunk id and its wall time, items and notifications carry
-wall-clock times, and each run has its own temporary folder. Each UUID becomes `uuid-<n>` by first sight,
-each time a 0, the rest a fixed placeholder.
+the time zone, a command's output carries a chunk id and its wall time, items, notifications and the turn
+metadata carry wall-clock times, the rollout file is named by the time, a command has a process id, and
+each run has its own temporary folder. Each UUID becomes `uuid-<n>` by first sight, each time a 0, the rest
+a fixed placeholder. What stays different between two runs is the order of notifications Codex sends
+concurrently (`thread/started` and `remoteControl/status/changed`, for one).
 """
 
 from __future__ import annotations
@@ -22,8 +24,12 @@ TEXT_RULES = (
     (re.compile(r"Chunk ID: [0-9a-f]+"), "Chunk ID: CHUNK"),
     (re.compile(r"Wall time: [0-9.]+ seconds"), "Wall time: WALL seconds"),
     (re.compile(r"/[\w/.-]*steersim-codex-[\w]+"), "RUN"),
+    (re.compile(r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d"), "STAMP"),  # a rollout file's name
+    (re.compile(r"\d{4}/\d\d/\d\d/"), "DAY/"),  # its folder
+    (re.compile(r'(_unix_ms\\?": ?)\d+'), r"\g<1>0"),  # times inside the turn metadata string
 )
 TIME_KEYS = re.compile(r"(At|AtMs|Ms|_at)$")
+RUN_KEYS = frozenset({"processId"})  # the command's process id
 
 
 class Normaliser:
@@ -46,6 +52,8 @@ class Normaliser:
             return [self.value(v) for v in value]
         if isinstance(value, (int, float)) and not isinstance(value, bool) and TIME_KEYS.search(key):
             return 0
+        if key in RUN_KEYS:
+            return "PID"
         if isinstance(value, str):
             return self.text(value)
         return value
