@@ -22,6 +22,7 @@ from models.codex.harness.judge import judge_events
 from models.codex.harness.responses import ResponseStream
 from models.codex.harness.runner import Move, Recording, Request
 from models.codex.harness.scenarios import NAMED, SCENARIOS
+from models.codex.harness.schema import ProtocolSchema
 from models.codex.model import CodexModel
 from models.codex.state import CodexState
 from sim.cli import main
@@ -129,6 +130,20 @@ def test_bad_usage_is_one_line_and_exit_2(capsys, tmp_path):
 def test_an_absent_build_is_refused_with_the_install_command(tmp_path):
     with pytest.raises(Exception, match="npm ci --prefix models/codex/harness/node"):
         binary.find_build(tmp_path)
+
+
+@needs_codex
+def test_the_builds_own_schema_refuses_a_malformed_reply_and_an_unknown_notification():
+    schema = ProtocolSchema.of(binary.find_build().binary)
+    steer = {"threadId": "t", "expectedTurnId": "u", "input": [{"type": "text", "text": "s1: x"}]}
+    rec = Recording("x", [Message(True, {"id": 1, "method": "turn/steer", "params": steer}),
+                          Message(False, {"id": 1, "result": {}}),
+                          Message(False, {"method": "turn/nonsense", "params": {}}),
+                          Message(True, {"id": 2, "method": "turn/steer", "params": {"threadId": "t"}})])
+    assert list(schema.problems(rec)) == [
+        ("reply turn/steer at (top)", "'turnId' is a required property"),
+        ("notification turn/nonsense", "the schema has no such method"),
+        ("request turn/steer at params", "'expectedTurnId' is a required property")]
 
 
 @needs_codex

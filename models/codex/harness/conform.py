@@ -3,7 +3,8 @@
 Each generated scenario (`scenarios.py`) runs against a fresh `codex app-server` whose model provider is a
 fake Responses endpoint the harness drives (`backend.py`, `runner.py`); the recorded JSON-RPC exchange and
 model requests are validated against the model and judged (`judge.py`). Findings are grouped by root cause
-(`causes.py`), each with its shortest scenario and, for a known cause, a standalone reproduction.
+(`causes.py`), each with its shortest scenario and, for a known cause, a standalone reproduction; every
+message is also checked against the JSON Schema the build prints (`schema.py`).
 Exit 0 when nothing was found, 1 with findings, 2 on bad usage (or no installed build), 130 on Ctrl-C.
 """
 
@@ -21,9 +22,10 @@ from typing import Any
 from models.codex.harness import normalise
 from models.codex.harness.binary import Build, find_build
 from models.codex.harness.causes import CAUSES, REPRO_DIR
-from models.codex.harness.judge import Finding, judge
+from models.codex.harness.judge import Finding, judge, schema_findings
 from models.codex.harness.runner import run
 from models.codex.harness.scenarios import NAMED, SCENARIOS, Scenario
+from models.codex.harness.schema import ProtocolSchema
 from sim.argtypes import output_file, output_folder
 from sim.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION, ArgumentParser, UsageError
 from sim.traces.trace import write_trace
@@ -81,7 +83,7 @@ def group(findings: list[Finding]) -> list[Finding]:
         if kept is None or rank[finding.scenario] < rank[kept.scenario]:
             groups[key] = finding
         groups[key].scenarios = names
-    order = {"defect": 0, "divergence": 1, "stalled": 2}
+    order = {"defect": 0, "divergence": 1, "schema": 2, "stalled": 3}
     return sorted(groups.values(), key=lambda f: (order[f.kind], f.cause))
 
 
@@ -144,11 +146,12 @@ def main(argv: Sequence[str]) -> int:
     interrupted = False
     scenarios = chosen(args)
     try:
+        schema = ProtocolSchema.of(build.binary)
         for scenario in scenarios:
             recording = run(scenario, build.binary, build.version)
             findings, session = judge(scenario, recording)
             runs[scenario.name], sessions[scenario.name] = recording, session
-            found += findings
+            found += findings + schema_findings(scenario, schema.problems(recording))
     except KeyboardInterrupt:
         interrupted = True
     findings = group(found)

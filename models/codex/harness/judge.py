@@ -10,6 +10,7 @@ reported with what it waited for.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +24,7 @@ from sim.core.product import Violation
 from sim.harness.validate import Validation, validate
 from sim.traces.trace import Trace, make_trace
 
-DIVERGENCE, DEFECT, STALLED = "divergence", "defect", "stalled"
+DIVERGENCE, DEFECT, STALLED, SCHEMA = "divergence", "defect", "stalled", "schema"
 
 
 @dataclass
@@ -100,3 +101,8 @@ def judge_events(scenario: Scenario, end: str, events: list[Event]) -> tuple[lis
                         f"{summary} ({name}: {variants[name].doc})", scenario.name, position, events, trace=trace)
                 for name in best[1].split("+")]
     return findings, trace
+
+
+def schema_findings(scenario: Scenario, problems: Iterable[tuple[str, str]]) -> list[Finding]:
+    """A message the build's own JSON Schema refuses, one finding per place (direction, method, field)."""
+    return [Finding(SCHEMA, "protocol-schema", where, f"{where}: {what}", scenario.name, 0) for where, what in problems]

@@ -21,17 +21,19 @@ from models.codex.state import EMPTY_INPUT, NO_ACTIVE_TURN, TURN_MISMATCH
 from sim.core.model import Event
 
 MESSAGE_ID = re.compile(r"^([ps]\d+): ")
+INVALID_REQUEST = -32600
 ERRORS = (("no active turn", NO_ACTIVE_TURN), ("expected active turn id", TURN_MISMATCH),
           ("must not be empty", EMPTY_INPUT))
 
 
 def error_code(error: dict[str, Any]) -> str:
-    """A JSON-RPC error in the model's words; an undocumented one keeps its message."""
+    """A JSON-RPC error in the model's words. The documented ones are invalid requests (-32600); another
+    code or message is kept as it is, which the model does not produce."""
     message = str(error.get("message", ""))
     for text, code in ERRORS:
-        if text in message:
+        if text in message and error.get("code") == INVALID_REQUEST:
             return code
-    return f"error: {message[:80]}"
+    return f"error {error.get('code')}: {message[:80]}"
 
 
 def message_of(item: dict[str, Any]) -> str:
@@ -63,7 +65,7 @@ def carried(body: dict[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
         elif entry.get("role") == "user":
             for part in entry.get("content", []):
                 found = MESSAGE_ID.match(str(part.get("text", "")))
-                if found and found.group(1) not in messages:
+                if found:  # a message carried twice stays twice: the model never does that
                     messages.append(found.group(1))
     return tuple(messages), tuple(outputs)
 
