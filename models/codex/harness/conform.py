@@ -30,6 +30,17 @@ from sim.argtypes import output_file, output_folder
 from sim.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION, ArgumentParser, UsageError
 from sim.traces.trace import write_trace
 
+SEAMS = (
+    "model requests travel over HTTP and notifications over stdout, so a request's place among the "
+    "notifications is inferred from what caused it (the userMessage items of the messages it is first to carry, "
+    "the command output it carries, the turn/start reply of its turn); Codex sending a request before writing "
+    "the items it carries would not be seen",
+    "a request or reply stands where Codex answered it (its reply), not where the harness wrote it",
+    "only user messages the harness wrote (their text starts with their id) and command outputs are read from "
+    "a model request; instructions, the environment context and assistant messages Codex adds are not judged",
+    "exec_command is `cat` of a named pipe: the harness ends a command by writing the pipe once `cat` opened it",
+)
+
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser = ArgumentParser(prog="steersim conform codex", description=__doc__.splitlines()[0])
@@ -98,6 +109,10 @@ def finding_json(finding: Finding) -> dict[str, Any]:
     return out
 
 
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def file_name(scenario: str) -> str:
     return scenario.replace("/", "-")
 
@@ -111,7 +126,8 @@ def write_report(directory: Path, report: dict[str, Any], runs: dict[str, Any], 
             target = directory / sub / f"{file_name(name)}.jsonl"
             normalise.write(item, target) if sub == "runs" else write_trace(target, item)
     lines = [f"# Codex conformance: {report['target']['package']} {report['target']['version']}", "",
-             f"{report['runs']} scenarios in {report['seconds']:.1f} s; {len(report['findings'])} root causes.", ""]
+             f"{plural(report['runs'], 'scenario')} in {report['seconds']:.1f} s; "
+             f"{plural(len(report['findings']), 'root cause')}.", ""]
     if report["findings"]:
         lines += ["| id | kind | property | scenarios | reproduction |", "|---|---|---|---|---|"]
         for f in report["findings"]:
@@ -128,6 +144,7 @@ def write_report(directory: Path, report: dict[str, Any], runs: dict[str, Any], 
         if "standalone" in f["reproduce"]:
             lines += [f"Standalone (public protocol only, exits 1 while it reproduces): "
                       f"`python3 repro/{Path(f['reproduce']['standalone'].split()[-1]).name}`", ""]
+    lines += ["## Seams", "", *(f"- {seam}" for seam in report["target"]["seams"]), ""]
     (directory / "summary.md").write_text("\n".join(lines))
     repros = sorted({CAUSES[f["cause"]].repro for f in report["findings"] if f["cause"] in CAUSES})
     if repros:
@@ -155,15 +172,16 @@ def main(argv: Sequence[str]) -> int:
     except KeyboardInterrupt:
         interrupted = True
     findings = group(found)
-    report = {"system": "codex", "target": build.to_json(), "status": "interrupted" if interrupted else
-              ("violation" if findings else "ok"), "runs": len(runs), "seconds": round(time.monotonic() - started, 2),
+    status = "interrupted" if interrupted else "violation" if findings else "ok"
+    report = {"system": "codex", "target": {**build.to_json(), "seams": list(SEAMS)}, "status": status,
+              "runs": len(runs), "seconds": round(time.monotonic() - started, 2),
               "findings": [finding_json(f) for f in findings]}
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=2) + "\n")
     if args.report:
         write_report(Path(args.report), report, runs, sessions)
-    print(f"{build.to_json()['package']} {build.version}: {len(runs)} scenarios in {report['seconds']:.1f} s, "
-          f"{len(findings)} root causes{' (interrupted)' if interrupted else ''}")
+    print(f"{report['target']['package']} {build.version}: {plural(len(runs), 'scenario')} in "
+          f"{report['seconds']:.1f} s, {plural(len(findings), 'root cause')}{' (interrupted)' if interrupted else ''}")
     for f in report["findings"]:
         print(f"  [{f['kind']}] {f['id']} ({f['property']}) x{len(f['scenarios'])}: {f.get('title', f['summary'])}")
         print(f"      scenarios: {', '.join(f['scenarios'])}")
