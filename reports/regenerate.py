@@ -91,6 +91,16 @@ SCENARIOS: tuple[Scenario, ...] = (
              "before the second call drains it, the second call is skipped with a synthetic result, and the "
              "steer reaches the next model call",
              {"tool_execution": "sequential"}),
+    Scenario("codex", "steer-during-command",
+             ("turn/start", "response.tool_call", "turn/steer", "tool.finished", "request"),
+             "a turn/steer while exec_command runs is acknowledged at once and written (its userMessage item) "
+             "when the command ends; the next model request carries the command's output and the steer",
+             {"turns": 1, "steers": 1}),
+    Scenario("codex", "steer-preempts-stream",
+             ("turn/start", "response.text_delta", "turn/steer", "request"),
+             "a turn/steer while the agent message streams: Codex abandons that model request, writes the steer "
+             "and samples again with it",
+             {"turns": 1, "steers": 1}),
 )
 
 

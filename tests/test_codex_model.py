@@ -1,0 +1,68 @@
+"""The Codex app-server model: the defaults and every documented reading hold, each bug variant is caught by
+the property it names, and the facts it emits tell a steer's whole story."""
+
+from __future__ import annotations
+
+import pytest
+
+from models.codex import SPEC
+from models.codex import protocol as P
+from models.codex.state import CodexState
+from sim import CheckOptions, check
+from sim.core.product import Product
+
+READINGS = [
+    {},
+    {"interrupt_pending": "carry"},
+    {"tool_on_interrupt": "stops", "start_while_active": "reject"},
+    {"preempt_stream": False},
+    {"bad_steers": True, "steers": 1, "turns": 2, "interrupts": 0},
+]
+
+
+@pytest.mark.parametrize("params", READINGS, ids=lambda p: ",".join(f"{k}={v}" for k, v in p.items()) or "defaults")
+def test_every_reading_holds(params):
+    result = check(SPEC.build(params), CheckOptions())
+    assert result.status == "ok", [(p.name, p.status) for p in result.properties]
+    assert all(p.status in ("holds", "reached") for p in result.properties)
+
+
+@pytest.mark.parametrize("bug", [b.name for b in SPEC.variants])
+def test_each_bug_is_caught_by_its_property(bug):
+    variant = next(b for b in SPEC.variants if b.name == bug)
+    model = SPEC.build({}, bug)
+    kinds = {info.name: info.kind for info in Product(model).property_infos()}
+    assert variant.caught_by in kinds
+    result = check(model, CheckOptions(keep_going=True))
+    assert result.exit_code == 1
+    status = {p.name: p.status for p in result.properties}
+    assert status[variant.caught_by] == "violated", status
+
+
+def test_a_steer_during_a_tool_call_reaches_the_next_request_after_the_tool_output():
+    """The path of the documented case: turn/start, exec_command, turn/steer while it runs, the tool ends,
+    Codex writes the steer's userMessage and asks the model again with it."""
+    model = SPEC.build({})
+    s = CodexState()
+    events = []
+    for kind in ("client.turn_start", "codex.request", "model.tool_call", "client.steer", "tool.finish",
+                 "codex.record", "codex.request"):
+        action = next(a for a in model.actions(s) if a.kind == kind)
+        s, emitted = model.step(s, action)
+        events += emitted
+    names = [str(f) for e in events for f in model.facts(e)]
+    assert names[-3:] == ["tool.result(call='c1', synthetic=False)", "history.appended(chain='thread', item='s1')",
+                          "steer.applied(id='s1', turn='t1')"]
+    last = events[-1]
+    assert last.name == P.REQUEST and last.data["carries"] == ("p1", "s1") and last.data["reached"] == ("s1",)
+
+
+def test_an_interrupt_fails_the_unsent_steer_and_persists_it():
+    model = SPEC.build({})
+    s = CodexState()
+    for kind in ("client.turn_start", "codex.request", "model.tool_call", "client.steer", "client.interrupt"):
+        s, events = model.step(s, next(a for a in model.actions(s) if a.kind == kind))
+    facts = [str(f) for e in events for f in model.facts(e)]
+    assert facts == ["history.appended(chain='thread', item='s1')", "steer.failed(id='s1', code='interrupted')",
+                     "turn.ended(turn='t1', status='interrupted')"]
+    assert s.history == ("p1", "s1") and s.running_tool == "c1"
