@@ -38,9 +38,16 @@ def seams(layer: str) -> list[str]:
            "with stopAfterTurn, Agent.createLoopConfig (private) is wrapped to add shouldStopAfterTurn, which "
            "publicly only runAgentLoop's config accepts (AgentSession sets none)"]
     if layer == "session":
-        out.append("the session layer (AgentSession.runAgentPrompt's post-run loop and the embedded runner's "
-                   "steering admission gate) is not exported; the driver restates it with the public Agent "
-                   "methods it calls: hasQueuedMessages() and continue()")
+        out += ["the session layer is OpenClaw's own AgentSession, built by createAgentSession from private dist "
+                "modules of the build (2026.8.1-beta.3: dist/sessions-B7NNe-tY.js; 2026.9.6: "
+                "dist/resource-loader-B1DeXClE.mjs and dist/resource-loader-v8341X6T.mjs; pinned by the lock "
+                "file) with in-memory auth, model registry, settings and transcript",
+                "the embedded runner's canInject predicate (runEmbeddedAttempt's queue handle, which needs a "
+                "registered embedded run) is a stand-in passed to the real AgentSession.steer: refused once the "
+                "run is aborted or the session's prompt has returned",
+                "at the session layer Agent.continue is wrapped to record each post-run continue, and the "
+                "session's agent.streamFn (the provider) and agent.beforeToolCall (the extension tool_call hook) "
+                "are the scripted model and preflight"]
     return out
 
 

@@ -14,21 +14,34 @@
 // held until the batch has launched (every launch is synchronous) and released from a macrotask once
 // everything the previous release set off has run, so a scenario always runs the same way.
 //
-// Layers. "agent" is the bare public Agent: one prompt(), then waitForIdle(). "session" adds what the
-// embedded runner's AgentSession does around it, which the package does not export, restated here
-// with the public Agent methods it calls (2026.8.1-beta.3 dist/sessions-*.js and 2026.9.6
-// dist/resource-loader-*.mjs, AgentSession.runAgentPrompt / handlePostAgentRun; the admission gate is
-// prepareEmbeddedAttemptStream's canInject in dist/builtin-openclaw-*):
-//   - steering admission: a steer is refused ("active session is finalizing") once the run is aborted
-//     or the session's prompt has finished;
-//   - post-run loop: after each run, unless its last assistant message was aborted, call
-//     agent.continue() while agent.hasQueuedMessages().
+// Layers. "agent" is the bare public Agent: one prompt(), then waitForIdle(). "session" is OpenClaw's
+// own AgentSession, the class the embedded runner drives, built by its own factory createAgentSession
+// with in-memory auth, model registry, settings and session transcript (no gateway, config file or
+// network). The package does not export either: they are imported from private dist modules of the
+// installed build, by the paths in SESSION_MODULES below (pinned, with the build, by the lock file),
+// and looked up there by their function names. The real code then runs
+//   - AgentSession.prompt -> runAgentPrompt: after each run, handlePostAgentRun returns "continue"
+//     while agent.hasQueuedMessages() (unless the last assistant message was aborted), and the session
+//     calls agent.continue();
+//   - AgentSession.steer(text, ..., canInject): the admission gate is checked after the session's own
+//     await, then queueSteer -> agent.steer;
+//   - AgentSession.abort(): agent.abort() then waitForIdle().
+// What stays a stand-in is the canInject predicate itself: the embedded runner builds it inside
+// runEmbeddedAttempt's queue handle (2026.8.1-beta.3 dist/builtin-openclaw-*.js: acceptingSteerMessages
+// && !runState.aborted && !runAbortController.signal.aborted; 2026.9.6 adds run-registration checks),
+// which needs a registered embedded run, a gateway session key and the attempt's abort controller.
+// The driver passes the same predicate over its own flags (refused once the run is aborted or the
+// session's prompt has returned) and checks it first, as queueMessage does.
 //
 // Seams that are not public: Agent.steeringQueue/followUpQueue.drain are wrapped to record each poll
-// (OpenClaw's own tests do the same), and with stopAfterTurn Agent.createLoopConfig is wrapped to add
-// shouldStopAfterTurn, which publicly only runAgentLoop's config accepts.
+// (OpenClaw's own tests do the same); with stopAfterTurn Agent.createLoopConfig is wrapped to add
+// shouldStopAfterTurn, which publicly only runAgentLoop's config accepts; at the session layer
+// Agent.continue is wrapped to record each post-run continue (what it does is unchanged), the
+// session's agent.streamFn is replaced by the scripted model (the provider), and its
+// agent.beforeToolCall (the extension runner's tool_call hook) by the scripted preflight.
 
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
@@ -39,12 +52,46 @@ function parseArgs(argv) {
   return args;
 }
 
-async function loadAgentCore(packageDir) {
+function exportedPath(packageDir, subpath) {
   const manifest = JSON.parse(readFileSync(join(packageDir, "package.json"), "utf8"));
-  const entry = manifest.exports?.["./plugin-sdk/agent-core"];
+  const entry = manifest.exports?.[subpath];
   const target = typeof entry === "string" ? entry : entry?.import ?? entry?.default;
-  if (!target) throw new Error(`${packageDir} does not export ./plugin-sdk/agent-core`);
-  return import(pathToFileURL(join(packageDir, target)).href);
+  if (!target) throw new Error(`${packageDir} does not export ${subpath}`);
+  return { version: manifest.version, url: pathToFileURL(join(packageDir, target)).href };
+}
+
+async function loadAgentCore(packageDir) {
+  return import(exportedPath(packageDir, "./plugin-sdk/agent-core").url);
+}
+
+// Private dist modules of each pinned build that define createAgentSession and SettingsManager.
+const SESSION_MODULES = {
+  "2026.8.1-beta.3": { factory: "dist/sessions-B7NNe-tY.js", settings: "dist/sessions-B7NNe-tY.js" },
+  "2026.9.6": { factory: "dist/resource-loader-B1DeXClE.mjs", settings: "dist/resource-loader-v8341X6T.mjs" },
+};
+
+function byName(module, name, file) {
+  const found = Object.values(module).find((value) => typeof value === "function" && value.name === name);
+  if (!found) throw new Error(`${file} defines no ${name}`);
+  return found;
+}
+
+// OpenClaw's session layer: the factory and settings class from the private modules, and the public
+// AuthStorage, ModelRegistry and SessionManager of ./plugin-sdk/agent-sessions.
+async function loadSessionLayer(packageDir) {
+  const sessions = exportedPath(packageDir, "./plugin-sdk/agent-sessions");
+  const paths = SESSION_MODULES[sessions.version];
+  if (!paths) {
+    throw new Error(`no known AgentSession module for openclaw@${sessions.version} (known: ${Object.keys(SESSION_MODULES).join(", ")}); run --layer agent`);
+  }
+  const load = async (file) => import(pathToFileURL(join(packageDir, file)).href);
+  const publicApi = await import(sessions.url);
+  return {
+    createAgentSession: byName(await load(paths.factory), "createAgentSession", paths.factory),
+    SettingsManager: byName(await load(paths.settings), "SettingsManager", paths.settings),
+    AuthStorage: publicApi.AuthStorage, ModelRegistry: publicApi.ModelRegistry, SessionManager: publicApi.SessionManager,
+    modules: paths,
+  };
 }
 
 const MODEL = {
@@ -105,55 +152,106 @@ function pointKey(record) {
   return record.ev;
 }
 
-async function runScenario(core, scenario) {
+async function runScenario(core, layer, scenario) {
   const records = [];
   const seen = new Map();
   const plan = scenario.plan.map((step) => ({ ...step, done: false }));
   let agent;
+  let session;
   let requests = 0;
-  const session = scenario.layer === "session";
   let accepting = true;
   let aborted = false;
-  let lastAssistant;
+  // The embedded runner's admission predicate (see the header): refused once aborted or finished.
+  const canInject = () => accepting && !aborted;
+  const failures = [];
+  const afterEnqueue = new Map(); // steer id -> the actions planned after it at the same point
 
-  // Record one observed point, then perform every planned action that waits for it.
+  // Perform one planned action. A session steer returns true: `next` (what is planned after it) runs
+  // when the steer reaches the Agent's queue or is refused.
+  const perform = (step, next) => {
+    if (step.action === "steer" && session && !canInject()) {
+      records.push({ ev: "steer_refused", id: step.id, reason: "finalizing" });
+    } else if (step.action === "steer" && session) {
+      // AgentSession.steer checks the gate again after its own await; a refusal there is recorded
+      // when the gate answers, and the error it throws ("active session is finalizing") is expected.
+      const admitted = next;
+      const gate = () => {
+        const open = canInject();
+        if (open) afterEnqueue.set(step.id, admitted);
+        else {
+          records.push({ ev: "steer_refused", id: step.id, reason: "finalizing" });
+          admitted();
+        }
+        return open;
+      };
+      session.steer(step.id, undefined, undefined, undefined, undefined, undefined, gate).catch((refused) => {
+        if (!/finalizing/.test(String(refused?.message))) failures.push(String(refused?.stack ?? refused));
+      });
+      return true;
+    } else if (step.action === "steer") {
+      agent.steer(userMessage(step.id));
+    } else {
+      records.push({ ev: "abort" });
+      aborted = true;
+      if (session) session.abort().catch(() => {});
+      else agent.abort();
+    }
+    return false;
+  };
+
+  // Record one observed point, then perform every planned action that waits for it. Actions planned
+  // at the same point keep their order: one after a session steer waits until that steer is queued,
+  // as a user's next action comes after the steer it follows.
   const observe = (record) => {
     records.push(record);
     const key = pointKey(record);
     const count = (seen.get(key) ?? 0) + 1;
     seen.set(key, count);
+    const due = [];
     for (const step of plan) {
       if (step.done || step.after[0] !== key || step.after[1] !== count) continue;
       if (plan.some((earlier) => earlier !== step && !earlier.done && plan.indexOf(earlier) < plan.indexOf(step))) continue;
       step.done = true;
-      if (step.action === "steer" && session && (!accepting || aborted)) {
-        records.push({ ev: "steer_refused", id: step.id, reason: "finalizing" });
-      } else if (step.action === "steer") {
-        records.push({ ev: "steer", id: step.id });
-        agent.steer(userMessage(step.id));
-      } else {
-        records.push({ ev: "abort" });
-        aborted = true;
-        agent.abort();
-      }
+      due.push(step);
     }
+    const performFrom = (index) => {
+      for (let i = index; i < due.length; i++) {
+        const waiting = perform(due[i], () => performFrom(i + 1));
+        if (waiting) return;
+      }
+    };
+    performFrom(0);
   };
 
+  // The scripted provider answers when its stream is read, so an abort that lands after the request
+  // (for a session steer's sake, a few microtasks later) still aborts the response.
   const streamFn = (_model, context, options) => {
     requests += 1;
+    const llmCall = requests;
     const users = context.messages.filter((m) => m.role === "user").map((m) => textOf(m.content));
-    observe({ ev: "model_request", llmCall: requests, users });
-    const aborted = options?.signal?.aborted;
-    const toolTurn = requests <= scenario.toolTurns && scenario.calls > 0 && !aborted;
-    const content = toolTurn
-      ? Array.from({ length: scenario.calls }, (_, j) => ({ type: "toolCall", id: `c${j}`, name: "tool", arguments: {} }))
-      : [{ type: "text", text: aborted ? "" : `answer ${requests}` }];
-    const stopReason = aborted ? "aborted" : toolTurn ? "toolUse" : "stop";
-    const message = { role: "assistant", content, api: MODEL.api, provider: MODEL.provider, model: MODEL.id,
-      usage: USAGE, stopReason, timestamp: 1, ...(aborted ? { errorMessage: "aborted" } : {}) };
+    observe({ ev: "model_request", llmCall, users });
+    const answer = () => {
+      const aborted = options?.signal?.aborted;
+      const toolTurn = llmCall <= scenario.toolTurns && scenario.calls > 0 && !aborted;
+      const content = toolTurn
+        ? Array.from({ length: scenario.calls }, (_, j) => ({ type: "toolCall", id: `c${j}`, name: "tool", arguments: {} }))
+        : [{ type: "text", text: aborted ? "" : `answer ${llmCall}` }];
+      const stopReason = aborted ? "aborted" : toolTurn ? "toolUse" : "stop";
+      return { role: "assistant", content, api: MODEL.api, provider: MODEL.provider, model: MODEL.id,
+        usage: USAGE, stopReason, timestamp: 1, ...(aborted ? { errorMessage: "aborted" } : {}) };
+    };
+    let message;
+    const settle = async () => {
+      await new Promise((resolve) => setImmediate(resolve));
+      message ??= answer();
+      return message;
+    };
     return {
-      async *[Symbol.asyncIterator]() { yield { type: "done", reason: stopReason, message }; },
-      result: async () => message,
+      async *[Symbol.asyncIterator]() {
+        const done = await settle();
+        yield { type: "done", reason: done.stopReason, message: done };
+      },
+      result: settle,
     };
   };
 
@@ -178,15 +276,44 @@ async function runScenario(core, scenario) {
     },
   };
 
-  agent = new core.Agent({
-    initialState: { model: MODEL, tools: [tool] },
-    streamFn,
-    toolExecution: scenario.toolExecution,
-    steeringMode: scenario.steeringMode,
-    followUpMode: scenario.followUpMode,
-    beforeToolCall: async ({ toolCall }) =>
-      toolCall.id === `c${scenario.blockedCall}` ? { block: true, reason: "blocked by policy" } : undefined,
-  });
+  const preflight = async ({ toolCall }) =>
+    toolCall.id === `c${scenario.blockedCall}` ? { block: true, reason: "blocked by policy" } : undefined;
+  const dir = layer.session ? mkdtempSync(join(tmpdir(), "steersim-openclaw-")) : null;
+  if (layer.session) {
+    const auth = layer.session.AuthStorage.inMemory();
+    auth.setRuntimeApiKey(MODEL.provider, "scripted");
+    ({ session } = await layer.session.createAgentSession({
+      cwd: dir, agentDir: dir, authStorage: auth, modelRegistry: layer.session.ModelRegistry.inMemory(auth),
+      settingsManager: layer.session.SettingsManager.inMemory({ steeringMode: scenario.steeringMode,
+        followUpMode: scenario.followUpMode }),
+      sessionManager: layer.session.SessionManager.inMemory(dir), model: MODEL, tools: [tool.name],
+      customTools: [tool],
+    }));
+    agent = session.agent;
+    agent.streamFn = streamFn;
+    agent.beforeToolCall = preflight;
+    agent.toolExecution = scenario.toolExecution;
+    const resume = agent.continue.bind(agent);
+    agent.continue = () => {
+      observe({ ev: "session_continue" });
+      return resume();
+    };
+  } else {
+    agent = new core.Agent({
+      initialState: { model: MODEL, tools: [tool] }, streamFn, toolExecution: scenario.toolExecution,
+      steeringMode: scenario.steeringMode, followUpMode: scenario.followUpMode, beforeToolCall: preflight,
+    });
+  }
+  // The moment a steer reaches the Agent's queue (at the session layer, after AgentSession.steer's await).
+  const enqueue = agent.steer.bind(agent);
+  agent.steer = (message) => {
+    const id = textOf(message.content);
+    records.push({ ev: "steer", id });
+    enqueue(message);
+    const then = afterEnqueue.get(id);
+    afterEnqueue.delete(id);
+    then?.();
+  };
   for (const [queue, ev] of [[agent.steeringQueue, "steering_poll"], [agent.followUpQueue, "follow_up_poll"]]) {
     const drain = queue.drain.bind(queue);
     queue.drain = () => {
@@ -201,29 +328,27 @@ async function runScenario(core, scenario) {
   }
   agent.subscribe(async (event) => {
     if (event.type === "message_update" || event.type === "tool_execution_update") return;
-    if (event.type === "message_end" && event.message.role === "assistant") lastAssistant = event.message;
     observe(project(event));
   });
-  for (let n = 1; n <= scenario.followUps; n++) agent.followUp(userMessage(`f${n}`));
+  for (let n = 1; n <= scenario.followUps; n++) {
+    if (session) await session.followUp(`f${n}`);
+    else agent.followUp(userMessage(`f${n}`));
+  }
 
   let error = null;
   try {
     observe({ ev: "start" });
-    await agent.prompt(userMessage("p0"));
+    if (session) await session.prompt("p0");
+    else await agent.prompt(userMessage("p0"));
     await agent.waitForIdle();
-    while (session) {
-      const last = lastAssistant;
-      lastAssistant = undefined;
-      if (!last || last.stopReason === "aborted" || !agent.hasQueuedMessages()) break;
-      observe({ ev: "session_continue" });
-      await agent.continue();
-      await agent.waitForIdle();
-    }
   } catch (broken) {
     error = String(broken?.stack ?? broken);
   } finally {
     accepting = false;
+    if (session) session.dispose();
+    if (dir) rmSync(dir, { recursive: true, force: true });
   }
+  if (failures.length > 0 && error === null) error = failures.join("\n");
   const texts = (queue) => queue.messages.map((m) => textOf(m.content));
   records.push({ ev: "settled", queued: texts(agent.steeringQueue), followUps: texts(agent.followUpQueue) });
   return { name: scenario.name, records, unperformed: plan.filter((s) => !s.done).length, error };
@@ -232,6 +357,8 @@ async function runScenario(core, scenario) {
 const args = parseArgs(process.argv.slice(2));
 const core = await loadAgentCore(args["package-dir"]);
 const scenarios = JSON.parse(readFileSync(args.scenarios, "utf8"));
+const layer = { session: scenarios.some((s) => s.layer === "session") ? await loadSessionLayer(args["package-dir"]) : null };
 for (const scenario of scenarios) {
-  process.stdout.write(`${JSON.stringify(await runScenario(core, scenario))}\n`);
+  const at = { session: scenario.layer === "session" ? layer.session : null };
+  process.stdout.write(`${JSON.stringify(await runScenario(core, at, scenario))}\n`);
 }
