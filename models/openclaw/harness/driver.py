@@ -41,7 +41,9 @@ def seams(layer: str) -> list[str]:
         out += ["the session layer is OpenClaw's own AgentSession, built by createAgentSession from private dist "
                 "modules of the build (2026.8.1-beta.3: dist/sessions-B7NNe-tY.js; 2026.9.6: "
                 "dist/resource-loader-B1DeXClE.mjs and dist/resource-loader-v8341X6T.mjs; pinned by the lock "
-                "file) with in-memory auth, model registry, settings and transcript",
+                "file) with in-memory auth, model registry, settings and transcript and the embedded runner's "
+                "empty resource loader (shared by the sessions of one driver process); the scripted model is "
+                "filed under the bundled provider id `openai`",
                 "the embedded runner's canInject predicate (runEmbeddedAttempt's queue handle, which needs a "
                 "registered embedded run) is a stand-in passed to the real AgentSession.steer: refused once the "
                 "run is aborted or the session's prompt has returned",
@@ -72,8 +74,10 @@ def find_target(package_dir: str | None) -> Target:
     return Target(directory, data.get("name", "?"), data.get("version", "?"))
 
 
-def run(target: Target, scenarios: Sequence[Scenario], timeout: float = 600.0) -> list[dict[str, Any]]:
-    """Run every scenario in one driver process; one result per scenario, in order."""
+def run(target: Target, scenarios: Sequence[Scenario], timeout: float | None = None) -> list[dict[str, Any]]:
+    """Run every scenario in one driver process; one result per scenario, in order. Unless given, the
+    timeout grows with the number of scenarios (a session-layer scenario takes about 0.1 s)."""
+    timeout = timeout if timeout is not None else 120.0 + 0.5 * len(scenarios)
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
         json.dump([scenario.to_json() for scenario in scenarios], handle)
         path = Path(handle.name)

@@ -9,10 +9,11 @@
 // or "abort"), each to be performed right after the n-th occurrence of an observed point (an agent
 // event, a model request, a tool implementation start, a steering or follow-up poll). Every agent
 // event, every model request and every poll is recorded, in order, and last what the steering and
-// follow-up queues hold once the Agent is idle. The model is a scripted fake. Tools resolve at once,
-// or with finishOrder "reverse" in a parallel batch, one at a time, the last launched first: each is
-// held until the batch has launched (every launch is synchronous) and released from a macrotask once
-// everything the previous release set off has run, so a scenario always runs the same way.
+// follow-up queues hold once the Agent is idle. The model is a scripted fake. Tools take time: each is
+// held across macrotasks until the batch has launched (every launch only awaits microtasks) and then
+// released one at a time, in launch order (or with finishOrder "reverse" in a parallel batch, the last
+// launched first), each from a macrotask once everything the previous release set off has run, so a
+// steer or abort placed while a tool runs lands while it runs, and a scenario always runs the same way.
 //
 // Layers. "agent" is the bare public Agent: one prompt(), then waitForIdle(). "session" is OpenClaw's
 // own AgentSession, the class the embedded runner drives, built by its own factory createAgentSession
@@ -86,16 +87,31 @@ async function loadSessionLayer(packageDir) {
   }
   const load = async (file) => import(pathToFileURL(join(packageDir, file)).href);
   const publicApi = await import(sessions.url);
+  const settings = await load(paths.settings);
+  const SettingsManager = byName(settings, "SettingsManager", paths.settings);
+  const DefaultResourceLoader = byName(settings, "DefaultResourceLoader", paths.settings);
+  // Shared by every session of the run, as they hold nothing a scenario changes: in-memory auth with
+  // a key for the scripted model's provider, its model registry, and an empty resource loader with the
+  // options of the embedded runner's createEmbeddedAgentResourceLoader (no extensions, skills, prompt
+  // templates, themes or context files).
+  const authStorage = publicApi.AuthStorage.inMemory();
+  authStorage.setRuntimeApiKey(MODEL.provider, "scripted");
+  const dir = mkdtempSync(join(tmpdir(), "steersim-openclaw-"));
+  const resourceLoader = new DefaultResourceLoader({ cwd: dir, agentDir: dir, settingsManager: SettingsManager.inMemory({}),
+    noExtensions: true, noSkills: true, noPromptTemplates: true, noThemes: true, noContextFiles: true, systemPrompt: "",
+    appendSystemPrompt: [] });
+  await resourceLoader.reload();
   return {
     createAgentSession: byName(await load(paths.factory), "createAgentSession", paths.factory),
-    SettingsManager: byName(await load(paths.settings), "SettingsManager", paths.settings),
-    AuthStorage: publicApi.AuthStorage, ModelRegistry: publicApi.ModelRegistry, SessionManager: publicApi.SessionManager,
-    modules: paths,
+    SettingsManager, SessionManager: publicApi.SessionManager, authStorage,
+    modelRegistry: publicApi.ModelRegistry.inMemory(authStorage), resourceLoader, dir,
   };
 }
 
+// The scripted model is filed under a bundled provider: for a provider id no plugin declares,
+// createAgentSession's thinking default rescans the plugin manifests on every session (~0.1 s).
 const MODEL = {
-  id: "scripted", name: "scripted", api: "openai-completions", provider: "scripted", baseUrl: "",
+  id: "scripted", name: "scripted", api: "openai-completions", provider: "openai", baseUrl: "",
   reasoning: false, input: ["text"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
   contextWindow: 100000, maxTokens: 1000,
 };
@@ -255,35 +271,35 @@ async function runScenario(core, layer, scenario) {
     };
   };
 
+  // Tools take time: each implementation is held across macrotasks the driver controls and released
+  // one at a time, in launch order or, with finishOrder "reverse" in a parallel batch, the last launched
+  // first, each once everything the previous release set off has run.
   const held = [];
-  const releaseLast = () => {
-    held.pop()();
-    if (held.length > 0) setImmediate(releaseLast);
-  };
   const reverse = scenario.finishOrder === "reverse" && scenario.toolExecution === "parallel";
+  const releaseNext = () => {
+    (reverse ? held.pop() : held.shift())();
+    if (held.length > 0) setImmediate(releaseNext);
+  };
   const tool = {
     name: "tool", label: "tool", description: "scripted tool",
     parameters: { type: "object", properties: {}, additionalProperties: false },
     execute: async (toolCallId) => {
       observe({ ev: "tool_execute", toolCallId });
-      if (reverse) {
-        await new Promise((resolve) => {
-          held.push(resolve);
-          if (held.length === 1) setImmediate(releaseLast);
-        });
-      }
+      await new Promise((resolve) => {
+        held.push(resolve);
+        if (held.length === 1) setImmediate(releaseNext);
+      });
       return { content: [{ type: "text", text: `${toolCallId} result` }], details: {} };
     },
   };
 
   const preflight = async ({ toolCall }) =>
     toolCall.id === `c${scenario.blockedCall}` ? { block: true, reason: "blocked by policy" } : undefined;
-  const dir = layer.session ? mkdtempSync(join(tmpdir(), "steersim-openclaw-")) : null;
   if (layer.session) {
-    const auth = layer.session.AuthStorage.inMemory();
-    auth.setRuntimeApiKey(MODEL.provider, "scripted");
+    const { dir } = layer.session;
     ({ session } = await layer.session.createAgentSession({
-      cwd: dir, agentDir: dir, authStorage: auth, modelRegistry: layer.session.ModelRegistry.inMemory(auth),
+      cwd: dir, agentDir: dir, authStorage: layer.session.authStorage, modelRegistry: layer.session.modelRegistry,
+      resourceLoader: layer.session.resourceLoader,
       settingsManager: layer.session.SettingsManager.inMemory({ steeringMode: scenario.steeringMode,
         followUpMode: scenario.followUpMode }),
       sessionManager: layer.session.SessionManager.inMemory(dir), model: MODEL, tools: [tool.name],
@@ -346,7 +362,6 @@ async function runScenario(core, layer, scenario) {
   } finally {
     accepting = false;
     if (session) session.dispose();
-    if (dir) rmSync(dir, { recursive: true, force: true });
   }
   if (failures.length > 0 && error === null) error = failures.join("\n");
   const texts = (queue) => queue.messages.map((m) => textOf(m.content));
@@ -362,3 +377,4 @@ for (const scenario of scenarios) {
   const at = { session: scenario.layer === "session" ? layer.session : null };
   process.stdout.write(`${JSON.stringify(await runScenario(core, at, scenario))}\n`);
 }
+if (layer.session) rmSync(layer.session.dir, { recursive: true, force: true });
