@@ -45,8 +45,10 @@ def seams(layer: str) -> list[str]:
                 "empty resource loader (shared by the sessions of one driver process); the scripted model is "
                 "filed under the bundled provider id `openai`",
                 "the embedded runner's canInject predicate (runEmbeddedAttempt's queue handle, which needs a "
-                "registered embedded run) is a stand-in passed to the real AgentSession.steer: refused once the "
-                "run is aborted or the session's prompt has returned",
+                "registered embedded run) is a stand-in applied before each steer: refused once the run is "
+                "aborted or the session's prompt has returned",
+                "steers go through AgentSession.queueSteer (what AgentSession.steer calls after awaiting its "
+                "transcript recorder and rechecking canInject), so each lands at its planned point",
                 "at the session layer Agent.continue is wrapped to record each post-run continue, and the "
                 "session's agent.streamFn (the provider) and agent.beforeToolCall (the extension tool_call hook) "
                 "are the scripted model and preflight"]

@@ -24,15 +24,18 @@
 //   - AgentSession.prompt -> runAgentPrompt: after each run, handlePostAgentRun returns "continue"
 //     while agent.hasQueuedMessages() (unless the last assistant message was aborted), and the session
 //     calls agent.continue();
-//   - AgentSession.steer(text, ..., canInject): the admission gate is checked after the session's own
-//     await, then queueSteer -> agent.steer;
+//   - AgentSession.queueSteer(text): the session records the steer and calls agent.steer. Its caller
+//     AgentSession.steer(text, ..., canInject) first awaits the message's transcript recorder and then
+//     rechecks canInject; the driver calls queueSteer itself so that the steer lands at the planned
+//     point. The await only separates a steer from an abort sent in the same microtask, which the
+//     gateway never does (each inbound message is its own task); a plan's abort comes after its steer;
 //   - AgentSession.abort(): agent.abort() then waitForIdle().
 // What stays a stand-in is the canInject predicate itself: the embedded runner builds it inside
 // runEmbeddedAttempt's queue handle (2026.8.1-beta.3 dist/builtin-openclaw-*.js: acceptingSteerMessages
 // && !runState.aborted && !runAbortController.signal.aborted; 2026.9.6 adds run-registration checks),
 // which needs a registered embedded run, a gateway session key and the attempt's abort controller.
-// The driver passes the same predicate over its own flags (refused once the run is aborted or the
-// session's prompt has returned) and checks it first, as queueMessage does.
+// The driver applies the same predicate over its own flags (refused once the run is aborted or the
+// session's prompt has returned) before each steer, as queueMessage does.
 //
 // Seams that are not public: Agent.steeringQueue/followUpQueue.drain are wrapped to record each poll
 // (OpenClaw's own tests do the same); with stopAfterTurn Agent.createLoopConfig is wrapped to add
@@ -180,30 +183,16 @@ async function runScenario(core, layer, scenario) {
   // The embedded runner's admission predicate (see the header): refused once aborted or finished.
   const canInject = () => accepting && !aborted;
   const failures = [];
-  const afterEnqueue = new Map(); // steer id -> the actions planned after it at the same point
 
-  // Perform one planned action. A session steer returns true: `next` (what is planned after it) runs
-  // when the steer reaches the Agent's queue or is refused.
-  const perform = (step, next) => {
+  // Perform one planned action.
+  const perform = (step) => {
     if (step.action === "steer" && session && !canInject()) {
       records.push({ ev: "steer_refused", id: step.id, reason: "finalizing" });
     } else if (step.action === "steer" && session) {
-      // AgentSession.steer checks the gate again after its own await; a refusal there is recorded
-      // when the gate answers, and the error it throws ("active session is finalizing") is expected.
-      const admitted = next;
-      const gate = () => {
-        const open = canInject();
-        if (open) afterEnqueue.set(step.id, admitted);
-        else {
-          records.push({ ev: "steer_refused", id: step.id, reason: "finalizing" });
-          admitted();
-        }
-        return open;
-      };
-      session.steer(step.id, undefined, undefined, undefined, undefined, undefined, gate).catch((refused) => {
-        if (!/finalizing/.test(String(refused?.message))) failures.push(String(refused?.stack ?? refused));
-      });
-      return true;
+      // What AgentSession.steer runs once its transcript-recorder await and gate recheck are passed:
+      // queueSteer records the message in the session's queue and calls agent.steer, synchronously, so
+      // the steer lands at the planned point (see the header).
+      session.queueSteer(step.id).catch((broken) => failures.push(String(broken?.stack ?? broken)));
     } else if (step.action === "steer") {
       agent.steer(userMessage(step.id));
     } else {
@@ -212,31 +201,20 @@ async function runScenario(core, layer, scenario) {
       if (session) session.abort().catch(() => {});
       else agent.abort();
     }
-    return false;
   };
 
-  // Record one observed point, then perform every planned action that waits for it. Actions planned
-  // at the same point keep their order: one after a session steer waits until that steer is queued,
-  // as a user's next action comes after the steer it follows.
+  // Record one observed point, then perform every planned action that waits for it.
   const observe = (record) => {
     records.push(record);
     const key = pointKey(record);
     const count = (seen.get(key) ?? 0) + 1;
     seen.set(key, count);
-    const due = [];
     for (const step of plan) {
       if (step.done || step.after[0] !== key || step.after[1] !== count) continue;
       if (plan.some((earlier) => earlier !== step && !earlier.done && plan.indexOf(earlier) < plan.indexOf(step))) continue;
       step.done = true;
-      due.push(step);
+      perform(step);
     }
-    const performFrom = (index) => {
-      for (let i = index; i < due.length; i++) {
-        const waiting = perform(due[i], () => performFrom(i + 1));
-        if (waiting) return;
-      }
-    };
-    performFrom(0);
   };
 
   // The scripted provider answers when its stream is read, so an abort that lands after the request
@@ -320,15 +298,11 @@ async function runScenario(core, layer, scenario) {
       steeringMode: scenario.steeringMode, followUpMode: scenario.followUpMode, beforeToolCall: preflight,
     });
   }
-  // The moment a steer reaches the Agent's queue (at the session layer, after AgentSession.steer's await).
+  // The moment a steer reaches the Agent's queue.
   const enqueue = agent.steer.bind(agent);
   agent.steer = (message) => {
-    const id = textOf(message.content);
-    records.push({ ev: "steer", id });
+    records.push({ ev: "steer", id: textOf(message.content) });
     enqueue(message);
-    const then = afterEnqueue.get(id);
-    afterEnqueue.delete(id);
-    then?.();
   };
   for (const [queue, ev] of [[agent.steeringQueue, "steering_poll"], [agent.followUpQueue, "follow_up_poll"]]) {
     const drain = queue.drain.bind(queue);
