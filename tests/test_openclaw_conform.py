@@ -268,3 +268,24 @@ def test_parallel_tools_that_finish_in_reverse_order_end_so_and_commit_in_source
     assert order == [("tool_execution_end", "c2"), ("tool_execution_end", "c1"), ("tool_execution_end", "c0"),
                      ("message_end", "c0"), ("message_end", "c1"), ("message_end", "c2")]
     assert judge(scenario, result) == []
+
+
+@needs_node
+def test_a_steer_while_a_held_tool_runs_in_the_second_turn_of_three_calls_lands_while_it_runs():
+    """Two tool turns of three calls; the steer lands while c1 of the second turn runs (tools are held across
+    macrotasks), so c2 is skipped at its launch checkpoint and the steer reaches the third model call."""
+    name = "seq-one-k3-turns2/m1@tool_execute:c1#2"
+    [scenario] = [s for s in scenarios.generate(1, frozenset({"seq-one-k3-turns2"})) if s.name == name]
+    [result] = driver.run(driver.find_target(None), [scenario])
+    records = result["records"]
+    steer = records.index({"ev": "steer", "id": "m1"})
+    assert records[steer - 1] == {"ev": "tool_execute", "toolCallId": "c1"}
+    ends = [r for r in records[steer:] if r.get("type") == "tool_execution_end"]
+    assert [(r["toolCallId"], r["executionStarted"]) for r in ends] == [("c1", True), ("c2", False)]
+    assert [r["users"][-1] for r in records if r["ev"] == "model_request"] == ["p0", "p0", "m1"]
+    assert judge(scenario, result) == []
+
+
+def test_the_knob_grid_has_two_turns_of_three_calls():
+    labels = {knobs.label() for knobs in scenarios.knob_grid()}
+    assert {"par-one-k3-turns2", "seq-one-k3-turns2"} <= labels

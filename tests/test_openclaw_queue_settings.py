@@ -7,10 +7,12 @@ import pytest
 from models.openclaw import SPEC
 from models.openclaw.queue_settings import (
     QueueDirective,
+    QueueOptions,
     config_mode,
     parse_directive,
     parse_duration_ms,
     resolve_mode,
+    resolve_options,
     session_mode,
 )
 
@@ -27,19 +29,29 @@ def test_aliases(alias, mode):
 def test_retired_modes():
     assert config_mode("steer-backlog") is None
     assert resolve_mode(config="steer-backlog") == "steer"
-    assert session_mode("queue") == "steer"
-    assert session_mode("steer-backlog") == session_mode("steer+backlog") == "followup"
+    assert session_mode("queue") == session_mode("Queued") == "steer"
+    assert session_mode("steer-backlog") == session_mode("steer+backlog") == session_mode("Steer_Backlog") == "followup"
 
 
 def test_precedence():
-    layers = {"session": "collect", "channel": "slack", "by_channel": {"slack": "followup"}, "config": "interrupt",
-              "plugin": "followup"}
+    layers = {"session": "collect", "channel": "Slack", "by_channel": {"slack": "followup"}, "config": "interrupt"}
     assert resolve_mode(inline="interrupt", **layers) == "interrupt"
     assert resolve_mode(**layers) == "collect"
     assert resolve_mode(**{**layers, "session": None}) == "followup"
-    assert resolve_mode(config="interrupt", plugin="collect") == "interrupt"
-    assert resolve_mode(plugin="collect") == "collect"
+    assert resolve_mode(config="interrupt") == "interrupt"
     assert resolve_mode() == "steer"
+
+
+def test_options_precedence():
+    """No global debounce key: inline/session, then per channel, then the plugin default, then 500 ms;
+    cap and drop from inline/session, then config, then 20 and summarize."""
+    assert resolve_options() == QueueOptions(500, 20, "summarize")
+    assert resolve_options(plugin_debounce_ms=700, channel="telegram", debounce_by_channel={"telegram": 1200},
+                           cap=0, drop="newest") == QueueOptions(1200, 1, "new")
+    assert resolve_options(plugin_debounce_ms=700) == QueueOptions(700, 20, "summarize")
+    session = QueueDirective(debounce_ms=250, cap=3, drop="old")
+    assert resolve_options(session=session, plugin_debounce_ms=700, cap=5, drop="new") == QueueOptions(250, 3, "old")
+    assert resolve_options(inline=QueueDirective(cap=9), session=session).cap == 9
 
 
 def test_directives():

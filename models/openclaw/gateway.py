@@ -88,10 +88,21 @@ def enqueue(cfg: Config, st: Step, item: str) -> None:
                 st.emit(E.gateway("followup_evicted", id=old, reason="queue-cap-old"))
             else:
                 st.emit(E.gateway("followup_summarized", id=old))
-                st.dropped = (*st.dropped, old)
+                summarize(cfg, st, old)
         st.fq = st.fq[evict:]
     st.emit(E.gateway("followup_enqueued", id=item))
     st.fq = (*st.fq, item)
+
+
+def summarize(cfg: Config, st: Step, item: str) -> None:
+    """The item waits for its route's overflow summary. A route keeps at most `cap` summary lines
+    (summaryLimit, the oldest elided: trimSummaryElisionsToCap), so an elided item is reported as such."""
+    st.dropped = (*st.dropped, item)
+    route = route_of(item, cfg.routes)
+    same = [d for d in st.dropped if route_of(d, cfg.routes) == route]
+    if len(same) > cfg.cap and cfg.bug != "unbounded-summary":
+        st.emit(E.gateway("followup_evicted", id=same[0], reason="summary-elided"))
+        st.dropped = tuple(d for d in st.dropped if d != same[0])
 
 
 def requeue(cfg: Config, st: Step, items: tuple[str, ...]) -> None:

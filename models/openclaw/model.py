@@ -17,7 +17,7 @@ from models.openclaw import codex, gateway
 from models.openclaw import events as E
 from models.openclaw.config import Config
 from models.openclaw.facts import facts
-from models.openclaw.properties import model_properties
+from models.openclaw.properties import model_properties, replay_lifecycle
 from models.openclaw.spec import DEFAULT_TIMING
 from models.openclaw.state import ENDING, IDLE, START, OpenClawState, Step
 from sim.core.facts import Fact
@@ -118,6 +118,7 @@ class OpenClawModel:
             return cache[2]
         st = Step(s)
         self._apply(st, a)
+        st.seen = replay_lifecycle(s.seen, st.emitted)
         result = st.done()
         self._cache = (s, a, result)
         return result

@@ -11,26 +11,52 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from models.openclaw import events as E
-from models.openclaw.agent_core import ABORTED, DONE, ENDED, NEW, READY, RUNNING, SKIPPED
+from models.openclaw.agent_core import NEW, RUNNING
 from models.openclaw.config import Config, route_of
 from models.openclaw.state import IDLE, START, OpenClawState
 from sim.core.model import Action, Always, Event, Property, Sometimes
 
 Observe = Callable[[OpenClawState, Action, OpenClawState], Sequence[Event]]
-LIFE = {NEW: 0, READY: 1, RUNNING: 1, ENDED: 2, SKIPPED: 2, ABORTED: 2, DONE: 3}
 
 
 def _call_index(call: str) -> int:
     return int(call[1:])
 
 
+def replay_lifecycle(seen: tuple[int, ...], events: Sequence[Event]) -> tuple[int, ...]:
+    """Each call's lifecycle after `events` (0 none, 1 started, 2 ended, 3 result), from the events
+    alone: an assistant message that asks for tools opens a new batch. Unknown calls are ignored; the
+    judging is `_lifecycle_ok`'s."""
+    life = list(seen)
+    for event in events:
+        name, data = event.name, event.data
+        if name == "message_end" and data["role"] == "assistant" and data["toolCalls"]:
+            life = [0] * len(data["toolCalls"])
+            continue
+        step = _LIFECYCLE_STEP.get(name)
+        if step is None and name == "message_end" and data["role"] == "toolResult":
+            step = 3
+        if step is None:
+            continue
+        index = _call_index(data.get("toolCallId", data.get("id", "")))
+        if index < len(life):
+            life[index] = step
+    return tuple(life)
+
+
+_LIFECYCLE_STEP = {"tool_execution_start": 1, "tool_execution_end": 2}
+
+
 def _lifecycle_ok(s: OpenClawState, events: Sequence[Event], *, in_order: bool) -> bool:
-    """Replay the step's tool events over each call's lifecycle (0 none, 1 started, 2 ended, 3 result):
+    """Replay the step's tool events over each call's lifecycle as the earlier events left it (`s.seen`):
     one start, one end, one result, in that order, all done by turn_end; with `in_order`, results follow
     assistant source order."""
-    life = [LIFE[status] for status in s.calls]
+    life = list(s.seen)
     for event in events:
         data = event.data
+        if event.name == "message_end" and data["role"] == "assistant" and data["toolCalls"]:
+            life = [0] * len(data["toolCalls"])
+            continue
         if event.name == "tool_execution_start":
             index, expect = _call_index(data["toolCallId"]), 0
         elif event.name == "tool_execution_end":
@@ -140,6 +166,15 @@ def _collect_routes(cfg: Config, events: Sequence[Event]) -> bool:
     return True
 
 
+def _summary_bounded(cfg: Config, events: Sequence[Event]) -> bool:
+    for event in events:
+        if event.name == "followup_drain":
+            summarised = [item for item in event.data["id"].split("+") if item.startswith("overflow:")]
+            if len(summarised) > cfg.cap:
+                return False
+    return True
+
+
 def model_properties(cfg: Config, observe: Observe) -> list[Property]:
     def on_events(check: Callable[[OpenClawState, OpenClawState, Sequence[Event]], bool]):
         return lambda s, a, t: check(s, t, observe(s, a, t))
@@ -178,6 +213,10 @@ def model_properties(cfg: Config, observe: Observe) -> list[Property]:
         props.append(Always("collect-respects-routes", step=on_events(lambda s, t, ev: _collect_routes(cfg, ev)),
                             doc="collect never coalesces messages of different routes, nor delivers one "
                                 "route's overflow summary with another route's messages"))
+    if cfg.drop == "summarize":
+        props.append(Always("summary-bounded", step=on_events(lambda s, t, ev: _summary_bounded(cfg, ev)),
+                            doc="an overflow summary run carries at most `cap` summary lines (the oldest "
+                                "are elided)"))
     if cfg.mode != "interrupt" and cfg.debounce_ms > 0:
         props.append(Always("followup-waits-debounce",
                             step=lambda s, a, t: not (a.kind == "gateway.drain" and not s.quiet),
@@ -200,11 +239,21 @@ def _vacuity_guards(cfg: Config) -> list[Property]:
     if steering and not cfg.codex:
         guards.append(Sometimes(
             "steer-injected-mid-run",
-            state=lambda s: s.phase == "llm" and s.llm_calls > 1 and bool(s.hist) and E.is_message_id(s.hist[-1]),
-            doc="a steer is the last message the model sees at a later model call of the run"))
+            state=lambda s: s.phase == "llm" and s.llm_calls > 1 and bool(s.hist) and E.is_message_id(s.hist[-1])
+            and s.hist[-1] not in s.prompts,
+            doc="a steer is the last message the model sees at a later model call of the run (not the "
+                "prompt the run started with)"))
     if cfg.mode in ("followup", "collect") and cfg.messages > 0:
         guards.append(Sometimes("followup-run", state=lambda s: s.phase == START and s.prompts != ("p0",),
                                 doc="a queued message runs after the active run ended"))
+    if cfg.mode == "followup" and cfg.messages > 1:
+        guards.append(Sometimes("followup-drains-one-by-one",
+                                state=lambda s: s.phase == START and s.prompts != ("p0",) and bool(s.fq),
+                                doc="a drained follow-up runs while later ones wait their turn in the queue"))
+    if cfg.mode == "collect" and cfg.messages > 1 and cfg.routes > 1:
+        guards.append(Sometimes("collect-keeps-routes-apart", state=lambda s: s.forced,
+                                doc="a cross-route collect queue drains message by message"))
+    guards += _behaviour_guards(cfg)
     if cfg.mode == "collect" and cfg.messages > 1 and cfg.routes == 1:
         guards.append(Sometimes("collect-coalesces", state=lambda s: s.phase == START and "+" in s.prompts[0],
                                 doc="several queued messages run as one coalesced follow-up"))
@@ -215,3 +264,65 @@ def _vacuity_guards(cfg: Config) -> list[Property]:
         guards.append(Sometimes("codex-batches-steers", state=lambda s: any(len(b) > 1 for b in s.inflight),
                                 doc="two messages of one quiet window go to Codex as one turn/steer"))
     return guards
+
+
+def _behaviour_guards(cfg: Config) -> list[Property]:
+    """One guard for each behaviour a parameter switches on, so a check that never reached it (a mutant
+    that removed it, say) cannot pass: the abort, compaction, the stop hook, agent follow-ups, each
+    drop policy at a reachable cap, the Codex runtime."""
+    guards: list[Property] = []
+    agent_core = not cfg.codex
+    if cfg.abort and agent_core:
+        guards.append(Sometimes("abort-ends-run", state=lambda s: s.aborts > 0 and E.ABORTED_TURN_ID in s.hist,
+                                doc="a user abort ends the active run (the turn-aborted guidance is appended)"))
+    if cfg.compaction and agent_core:
+        guards.append(Sometimes("run-compacts", state=lambda s: s.compacted,
+                                doc="a run compacts after its first turn"))
+    if cfg.stop_after_turn and agent_core and cfg.calls > 0 and cfg.tool_turns > 0:
+        guards.append(Sometimes(
+            "stop-hook-ends-run",
+            state=lambda s: s.phase == IDLE and 0 < s.llm_calls <= cfg.tool_turns and not s.aborted,
+            doc="shouldStopAfterTurn ends a run right after a tool turn, before the model answers it"))
+    if cfg.agent_follow_ups > 0 and agent_core:
+        followups = frozenset(f"f{n}" for n in range(1, cfg.agent_follow_ups + 1))
+        guards.append(Sometimes("agent-follow-up-runs", state=lambda s: bool(followups.intersection(s.hist)),
+                                doc="a message queued with Agent.followUp reaches the transcript"))
+    if cfg.mode in ("followup", "collect") and cfg.messages > cfg.cap:
+        guards.append(_drop_guard(cfg))
+    if cfg.codex and cfg.mode == "steer" and cfg.codex_turn_kind == "default" and cfg.messages > 0 \
+            and cfg.codex_boundaries > 1:
+        guards.append(Sometimes(
+            "codex-consumes-steer",
+            state=lambda s: s.phase == "codex-turn" and s.boundaries < cfg.codex_boundaries and bool(s.hist)
+            and E.is_message_id(E.items_of(s.hist[-1])[0]),
+            doc="a turn/steer batch is consumed at a Codex model boundary inside the turn"))
+    return guards
+
+
+def _drop_guard(cfg: Config) -> Property:
+    """The drop policy at work once the queue is full: a summary run, an evicted oldest message, or a
+    rejected newest one (a message that ran nowhere and waits nowhere)."""
+    if cfg.drop == "summarize":
+        return Sometimes("overflow-summary-runs",
+                         state=lambda s: s.phase == START and s.prompts[0].startswith("overflow:"),
+                         doc="messages dropped at the cap run as an overflow summary")
+
+    def gone_and_waiting(s: OpenClawState) -> tuple[list[int], list[int]]:
+        present = {item for text in (*s.hist, *s.prompts, *s.dropped, *s.steerq, *s.pending)
+                   for item in E.items_of(text)}
+        waiting = [int(item[1:]) for item in s.fq]
+        return [n for n in range(1, s.sent + 1) if f"m{n}" not in present and n not in waiting], waiting
+
+    def evicted_oldest(s: OpenClawState) -> bool:
+        gone, waiting = gone_and_waiting(s)
+        return any(n < m for n in gone for m in waiting)
+
+    def rejected_newest(s: OpenClawState) -> bool:
+        gone, waiting = gone_and_waiting(s)
+        return bool(waiting) and any(n > max(waiting) for n in gone)
+
+    if cfg.drop == "old":
+        return Sometimes("cap-evicts-oldest", state=evicted_oldest,
+                         doc="a full queue evicts its oldest message, which never runs")
+    return Sometimes("cap-rejects-newest", state=rejected_newest,
+                     doc="a full queue rejects the newest message, which never runs")

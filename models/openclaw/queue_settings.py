@@ -1,6 +1,10 @@
 """How the gateway resolves a session's queue mode and options (`queue/normalize.ts`,
 `queue/settings.ts`, `queue/directive.ts`): aliases, retired modes, `/queue` directives and the
-precedence inline > session > per channel > config > channel plugin > built-in `steer`."""
+precedence of docs/concepts/queue.md: for the mode inline > session > `byChannel` > `mode` > built-in
+`steer` (a channel plugin supplies a debounce default, never a mode); for the options inline > session
+> `debounceMsByChannel` > plugin debounce > built-in 500 ms, and for cap and drop inline > session >
+config > built-in. `steersim conform openclaw` checks these against the build's own
+`resolveQueueSettingsCore` (`harness/gateway_conform.py`)."""
 
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ MODE_ALIASES = {
     "followup": "followup", "follow-ups": "followup", "followups": "followup",
     "collect": "collect", "coalesce": "collect",
 }
+BUILT_IN_DEBOUNCE_MS, BUILT_IN_CAP, BUILT_IN_DROP = 500, 20, "summarize"
 DROP_ALIASES = {"old": "old", "oldest": "old", "new": "new", "newest": "new", "summarize": "summarize",
                 "summary": "summarize"}
 RESET_WORDS = ("default", "reset", "clear")
@@ -27,11 +32,18 @@ def normalize_mode(text: str | None) -> str | None:
     return MODE_ALIASES.get(text.strip().lower()) if text else None
 
 
+def normalize_drop(text: str | None) -> str | None:
+    """A drop policy name or alias (None: not a policy)."""
+    return DROP_ALIASES.get(text.strip().lower()) if text else None
+
+
 def session_mode(stored: str | None) -> str | None:
-    """A persisted session `queueMode`: retired `queue` meant steer, retired steer-backlog meant followup."""
-    if stored in ("steer-backlog", "steer+backlog"):
+    """A persisted session `queueMode` (`normalizePersistedQueueMode`): retired `queue`/`queued` meant
+    steer, retired steer-backlog (`steer+backlog`, `steer_backlog`) meant followup; case is ignored."""
+    retired = (stored or "").strip().lower()
+    if retired in ("steer-backlog", "steer+backlog", "steer_backlog"):
         return "followup"
-    if stored == "queue":
+    if retired in ("queue", "queued"):
         return "steer"
     return normalize_mode(stored)
 
@@ -95,13 +107,37 @@ def _number(text: str) -> float | None:
 
 
 def resolve_mode(*, inline: str | None = None, session: str | None = None, channel: str | None = None,
-                 by_channel: dict[str, str] | None = None, config: str | None = None,
-                 plugin: str | None = None) -> str:
+                 by_channel: dict[str, str] | None = None, config: str | None = None) -> str:
     """The queue mode for one inbound message: inline `/queue`, the session override, the channel's
-    configured mode, the global configured mode, the channel plugin's default, then `steer`."""
-    channel_value = (by_channel or {}).get(channel or "")
+    configured mode, the global configured mode, then `steer`."""
+    channel_value = (by_channel or {}).get((channel or "").lower())
     for candidate in (normalize_mode(inline), session_mode(session), config_mode(channel_value),
-                      config_mode(config), normalize_mode(plugin)):
+                      config_mode(config)):
         if candidate:
             return candidate
     return BUILT_IN_MODE
+
+
+@dataclass(frozen=True)
+class QueueOptions:
+    """The options a follow-up queue runs with once every layer has had its say."""
+
+    debounce_ms: float
+    cap: int
+    drop: str
+
+
+def resolve_options(*, inline: QueueDirective | None = None, session: QueueDirective | None = None,
+                    channel: str | None = None, debounce_by_channel: dict[str, float] | None = None,
+                    plugin_debounce_ms: float | None = None, cap: float | None = None,
+                    drop: str | None = None) -> QueueOptions:
+    """The follow-up queue's options. The debounce has no global config key: a per-channel value, then the
+    channel plugin's default, then the built-in 500 ms. A cap is floored and at least 1."""
+    given = [d for d in (inline, session) if d is not None]
+    channel_debounce = (debounce_by_channel or {}).get((channel or "").lower())
+    debounce = next((d.debounce_ms for d in given if d.debounce_ms is not None),
+                    channel_debounce if channel_debounce is not None else
+                    plugin_debounce_ms if plugin_debounce_ms is not None else BUILT_IN_DEBOUNCE_MS)
+    chosen_cap = next((d.cap for d in given if d.cap is not None), cap if cap is not None else BUILT_IN_CAP)
+    chosen_drop = next((d.drop for d in given if d.drop is not None), normalize_drop(drop) or BUILT_IN_DROP)
+    return QueueOptions(max(0, debounce), max(1, math.floor(chosen_cap)), chosen_drop)

@@ -50,7 +50,8 @@ PARAMS: tuple[Param, ...] = (
     Param("compaction", False, "the run compacts once after its first turn, refusing steering meanwhile"),
     Param("end_listener_window", False,
           "agent_end listeners run while the Agent still counts as streaming, so a steer can land there"),
-    Param("debounce_ms", 500, "messages.queue.debounceMs: quiet window before the follow-up queue drains",
+    Param("debounce_ms", 500, "the follow-up queue's quiet window before it drains (`/queue debounce:`, "
+          "messages.queue.debounceMsByChannel, the channel plugin's default, built-in 500 ms)",
           low=0, high=86_400_000),
     Param("cap", 20, "messages.queue.cap: follow-up queue capacity", low=1, high=1000),
     Param("drop", "summarize", "messages.queue.drop: what a full follow-up queue does",
@@ -94,6 +95,8 @@ BUGS = (
     Bug("wrong-skip-text", "the parallel launch checkpoint ends recalled calls with the abort text, not the skip "
         "text",
         "skip-result-exact"),
+    Bug("unbounded-summary", "the overflow summary keeps every dropped message instead of the newest `cap` "
+        "per route", "summary-bounded", {"mode": 'followup', "cap": 1, "drop": 'summarize'}),
     Bug("overflow-across-routes", "the overflow summary rides with the next drained prompt, whatever its route",
         "collect-respects-routes", {"mode": 'collect', "routes": 2, "cap": 1}),
 )

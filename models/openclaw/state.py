@@ -25,7 +25,10 @@ class OpenClawState:
     their overflow summary, `quiet` the debounce window has passed since the last enqueue, `forced` a
     collect drain was found cross-route, `replacement` the interrupt message waiting to run.
     Codex: `batch` messages in the quiet window, `inflight` batches sent with turn/steer and not yet
-    consumed, `steer_batches` batches sent in this turn, `boundaries` model boundaries left."""
+    consumed, `steer_batches` batches sent in this turn, `boundaries` model boundaries left.
+    Observed: `seen` each call's lifecycle as the emitted events tell it (0 nothing, 1 tool_execution_start,
+    2 tool_execution_end, 3 its toolResult message), replayed from every step's events
+    (`properties.replay_lifecycle`), never from `calls`, so properties judge what was emitted."""
 
     phase: str = START
     prompts: tuple[str, ...] = ("p0",)
@@ -55,6 +58,7 @@ class OpenClawState:
     inflight: tuple[tuple[str, ...], ...] = ()
     steer_batches: int = 0
     boundaries: int = 0
+    seen: tuple[int, ...] = ()
 
 
 FIELDS = tuple(f.name for f in fields(OpenClawState))
@@ -78,6 +82,11 @@ class Step:
 
     def emit(self, *events: Event) -> None:
         self.__dict__["events"].extend(events)
+
+    @property
+    def emitted(self) -> list[Event]:
+        """The events emitted so far in this step."""
+        return self.__dict__["events"]
 
     def done(self) -> tuple[OpenClawState, list[Event]]:
         """Direct construction: several times faster than `dataclasses.replace` on the explorer's hot path."""

@@ -6,7 +6,9 @@ the Agent) or at the bare `Agent`, and each recorded run is judged (`judge.py`) 
 the preset of the build under test (`versions.py`): core monitors, trace validation, and the model's
 properties along the explaining path. Findings are grouped by root cause (`causes.py`), each reproduced
 by its shortest scenario; by-design behaviour and the findings of a `--known` baseline are listed but
-do not fail the run.
+do not fail the run. A full run (no `--scenario`) also checks the gateway queue against the build's
+own queue code (`gateway_conform.py`: settings resolution, enqueue, drop policies, the drain with
+collect and overflow summaries); each divergence fails the run.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from models.openclaw.harness import driver, scenarios
+from models.openclaw.harness import driver, gateway_conform, scenarios
 from models.openclaw.harness.causes import CAUSES, REPRO_DIR
 from models.openclaw.harness.judge import Finding, judge
 from models.openclaw.versions import VERSIONS, preset_for
@@ -179,6 +181,11 @@ def failing(report: dict[str, Any]) -> list[dict[str, Any]]:
     return [f for f in report["findings"] if f["kind"] not in PASSING_KINDS and not f["known"]]
 
 
+def fails(report: dict[str, Any]) -> bool:
+    """A failing finding, or a case where the build's gateway queue code and the model differ."""
+    return bool(failing(report)) or report.get("gateway", {}).get("divergences", 0) > 0
+
+
 def write_report(directory: Path, report: dict[str, Any]) -> None:
     """summary.md and findings.json, and next to them (repro/) the standalone Node reproduction of every
     catalogued defect found: `node repro/<id>.mjs --package-dir DIR` exits 1 where it reproduces."""
@@ -204,6 +211,11 @@ def write_report(directory: Path, report: dict[str, Any]) -> None:
         lines += [f"Reproduce: `{f['reproduce']['command']}`", ""]
         if "node" in f["reproduce"]:
             lines += [f"Standalone (public exports only, exits 1 when it reproduces): `{f['reproduce']['node']}`", ""]
+    if "gateway" in report:
+        gate = report["gateway"]
+        lines += ["## Gateway queue", "", f"{gate['settings_cases']} settings cases and {gate['queue_cases']} queue "
+                  f"cases against the build's own queue code: {gate['divergences']} divergences.", "",
+                  *(f"- {json.dumps(example)}" for example in gate["examples"]), ""]
     lines += ["## Seams", "", *(f"- {seam}" for seam in target["seams"]), ""]
     (directory / "summary.md").write_text("\n".join(lines))
     repros = sorted({CAUSES[f["id"]].repro for f in findings if f["id"] in CAUSES and CAUSES[f["id"]].repro})
@@ -222,6 +234,8 @@ def main(argv: Sequence[str]) -> int:
     preset_for(version)
     runs, found, interrupted = run_all(target, args.steers, args.scenario, args.jobs, args.layer, version)
     findings = group(found)
+    gateway = None if args.scenario or interrupted else gateway_conform.summary(
+        gateway_conform.compare(gateway_conform.probe(target)))
     report = {
         "system": "openclaw",
         "target": {**target.to_json(), "layer": args.layer, "preset": version, "seams": driver.seams(args.layer)},
@@ -229,8 +243,9 @@ def main(argv: Sequence[str]) -> int:
         "runs": runs,
         "seconds": round(time.monotonic() - started, 2),
         "findings": [finding_json(f, target, args.layer, args.preset, known) for f in findings],
+        **({"gateway": gateway} if gateway is not None else {}),
     }
-    if not interrupted and failing(report):
+    if not interrupted and fails(report):
         report["status"] = "violation"  # by-design and known findings are listed but do not fail the run
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=2))
@@ -239,6 +254,9 @@ def main(argv: Sequence[str]) -> int:
     bad = failing(report)
     print(f"{target.package}@{target.version} ({args.layer} layer, preset {version}): {report['runs']} scenarios, "
           f"{len(findings)} distinct findings ({len(bad)} failing) in {report['seconds']:.1f} s")
+    if gateway is not None:
+        print(f"  gateway queue: {gateway['settings_cases']} settings and {gateway['queue_cases']} queue cases "
+              f"against the build's queue code, {gateway['divergences']} divergences")
     for f in report["findings"]:
         label = f["kind"] + (", known" if f["known"] else "")
         print(f"  [{label}] {f['id']} x{f['occurrences']}: {f['summary'][:160]}")
@@ -247,4 +265,4 @@ def main(argv: Sequence[str]) -> int:
             print(f"      standalone: {f['reproduce']['node']}")
     if interrupted:
         return EXIT_INTERRUPTED
-    return EXIT_VIOLATION if bad else EXIT_OK
+    return EXIT_VIOLATION if fails(report) else EXIT_OK

@@ -38,9 +38,20 @@ def seams(layer: str) -> list[str]:
            "with stopAfterTurn, Agent.createLoopConfig (private) is wrapped to add shouldStopAfterTurn, which "
            "publicly only runAgentLoop's config accepts (AgentSession sets none)"]
     if layer == "session":
-        out.append("the session layer (AgentSession.runAgentPrompt's post-run loop and the embedded runner's "
-                   "steering admission gate) is not exported; the driver restates it with the public Agent "
-                   "methods it calls: hasQueuedMessages() and continue()")
+        out += ["the session layer is OpenClaw's own AgentSession, built by createAgentSession from private dist "
+                "modules of the build (2026.8.1-beta.3: dist/sessions-B7NNe-tY.js; 2026.9.6: "
+                "dist/resource-loader-B1DeXClE.mjs and dist/resource-loader-v8341X6T.mjs; pinned by the lock "
+                "file) with in-memory auth, model registry, settings and transcript and the embedded runner's "
+                "empty resource loader (shared by the sessions of one driver process); the scripted model is "
+                "filed under the bundled provider id `openai`",
+                "the embedded runner's canInject predicate (runEmbeddedAttempt's queue handle, which needs a "
+                "registered embedded run) is a stand-in applied before each steer: refused once the run is "
+                "aborted or the session's prompt has returned",
+                "steers go through AgentSession.queueSteer (what AgentSession.steer calls after awaiting its "
+                "transcript recorder and rechecking canInject), so each lands at its planned point",
+                "at the session layer Agent.continue is wrapped to record each post-run continue, and the "
+                "session's agent.streamFn (the provider) and agent.beforeToolCall (the extension tool_call hook) "
+                "are the scripted model and preflight"]
     return out
 
 
@@ -65,8 +76,10 @@ def find_target(package_dir: str | None) -> Target:
     return Target(directory, data.get("name", "?"), data.get("version", "?"))
 
 
-def run(target: Target, scenarios: Sequence[Scenario], timeout: float = 600.0) -> list[dict[str, Any]]:
-    """Run every scenario in one driver process; one result per scenario, in order."""
+def run(target: Target, scenarios: Sequence[Scenario], timeout: float | None = None) -> list[dict[str, Any]]:
+    """Run every scenario in one driver process; one result per scenario, in order. Unless given, the
+    timeout grows with the number of scenarios (a session-layer scenario takes about 0.1 s)."""
+    timeout = timeout if timeout is not None else 120.0 + 0.5 * len(scenarios)
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
         json.dump([scenario.to_json() for scenario in scenarios], handle)
         path = Path(handle.name)

@@ -134,14 +134,14 @@ def point_key(event: Event) -> str | None:
 
 
 def knob_grid() -> list[Knobs]:
-    """Every combination of the runtime's knobs, on a two-call batch; two larger shapes for each tool
-    execution, a three-call batch and two tool turns in a row; parallel batches whose tools finish in
-    reverse launch order."""
+    """Every combination of the runtime's knobs, on a two-call batch; three larger shapes for each tool
+    execution, a three-call batch, two tool turns in a row, and two turns of three calls; parallel
+    batches whose tools finish in reverse launch order."""
     grid = itertools.product(("parallel", "sequential"), ("one-at-a-time", "all"), (-1, 1), (0, 1), (False, True))
     knobs = [Knobs(tool_execution=te, steering_mode=sm, blocked_call=bc, agent_follow_ups=fu, stop_after_turn=stop)
              for te, sm, bc, fu, stop in grid]
     return knobs + [Knobs(tool_execution=te, **shape) for te in ("parallel", "sequential")
-                    for shape in ({"calls": 3}, {"tool_turns": 2})] + [
+                    for shape in ({"calls": 3}, {"tool_turns": 2}, {"calls": 3, "tool_turns": 2})] + [
         Knobs(finish_order="reverse"), Knobs(calls=3, finish_order="reverse")]
 
 

@@ -1,0 +1,61 @@
+"""The OpenClaw model's vacuity guards and event-judged properties: each `sometimes` guard of a
+parameter-enabled behaviour is reached with the behaviour on and fails with it switched off, and
+`one-start-one-end` judges the emitted tool events, not the model's call statuses."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import checking
+import pytest
+
+from models.openclaw import SPEC
+from models.openclaw import model as openclaw_model
+from models.openclaw.state import set_at
+from sim import CheckOptions, check
+
+# (parameters that switch the behaviour on, what switches it off in the transitions, its guard)
+GUARDS = [
+    ({"abort": True}, {"abort": False}, "abort-ends-run"),
+    ({"compaction": True}, {"compaction": False}, "run-compacts"),
+    ({"stop_after_turn": True}, {"stop_after_turn": False}, "stop-hook-ends-run"),
+    ({"agent_follow_ups": 1}, {"agent_follow_ups": 0}, "agent-follow-up-runs"),
+    ({}, {"mode": "followup"}, "steer-injected-mid-run"),
+    ({"mode": "followup"}, {"mode": "steer"}, "followup-drains-one-by-one"),
+    ({"mode": "collect"}, {"mode": "followup"}, "collect-coalesces"),
+    ({"mode": "collect", "routes": 2}, {"routes": 1}, "collect-keeps-routes-apart"),
+    ({"mode": "interrupt"}, {"mode": "steer"}, "interrupt-replaces"),
+    ({"mode": "followup", "cap": 1, "drop": "summarize"}, {"cap": 20}, "overflow-summary-runs"),
+    ({"mode": "followup", "cap": 1, "drop": "old"}, {"cap": 20}, "cap-evicts-oldest"),
+    ({"mode": "followup", "cap": 1, "drop": "new"}, {"cap": 20}, "cap-rejects-newest"),
+    ({"runtime": "codex"}, {"runtime": "agent-core"}, "codex-consumes-steer"),
+]
+
+
+def guard_status(model, name):
+    result = check(model, CheckOptions(keep_going=True))
+    return {p.name: p.status for p in result.properties}[name]
+
+
+@pytest.mark.parametrize(("on", "off", "guard"), GUARDS, ids=[g for _, _, g in GUARDS])
+def test_each_guard_fails_when_its_behaviour_is_switched_off(on, off, guard):
+    model = SPEC.build(on)
+    assert guard_status(model, guard) == "reached"
+    # The guards stay those of the configuration with the behaviour on; the transitions run without it.
+    model.cfg = dataclasses.replace(model.cfg, **off)
+    assert guard_status(model, guard) == "unreached"
+
+
+def test_one_start_one_end_judges_the_emitted_start_event(monkeypatch):
+    """A mutant whose parallel prepare phase marks the call started without emitting
+    tool_execution_start still moves every status field as before; the property sees the missing event."""
+    _, clean = checking.verdicts(SPEC, {})
+    assert clean["one-start-one-end"].status == "holds"
+
+    def start_without_event(cfg, st):
+        st.calls = set_at(st.calls, st.call, "ready")
+        st.phase = "par-resolve"
+
+    monkeypatch.setitem(openclaw_model.RUNTIME_HANDLERS, "tool.start", start_without_event)
+    _, mutated = checking.verdicts(SPEC, {})
+    assert mutated["one-start-one-end"].status == "violated"
