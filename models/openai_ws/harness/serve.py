@@ -30,12 +30,13 @@ from websockets.frames import CloseCode
 
 from models.openai_ws import SPEC
 from models.openai_ws.frames import DEFAULT_MAX_FRAME_BYTES, Malformed, read_frame
-from models.openai_ws.harness.session import SERVE_DEFAULTS, Finding, Session
+from models.openai_ws.harness.session import SERVE_DEFAULTS, Session
 from models.openai_ws.wire import error_event
 from sim.argtypes import non_negative_int, output_file, positive_float, positive_int
 from sim.core.model import Action
 from sim.core.product import Violation
 from sim.errors import ArgumentParser, UsageError
+from sim.harness.finding import Finding
 from sim.traces.trace import make_trace, read_trace, write_trace
 
 PATH = "/v1/responses"

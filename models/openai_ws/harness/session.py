@@ -25,6 +25,7 @@ from sim.core.model import Action, Event
 from sim.core.product import Product, Transition, Violation
 from sim.core.registry import get_model_spec
 from sim.errors import EXIT_INCOMPLETE, EXIT_OK, EXIT_VIOLATION
+from sim.harness.finding import Finding
 from sim.harness.validate import Validation, validate
 
 # The serving model: the seed example's shape (default lane), a client that may declare its function tool
@@ -36,16 +37,6 @@ SERVE_DEFAULTS: Mapping[str, Any] = {"stream_ids": "default", "client_tools": 2,
 
 
 MODEL_NAME = "openai-ws"
-
-
-@dataclass
-class Finding:
-    property: str
-    kind: str  # monitor | divergence | obligation | malformed (a frame the server could not read)
-    summary: str
-
-    def to_json(self) -> dict[str, str]:
-        return {"property": self.property, "kind": self.kind, "summary": self.summary}
 
 
 @dataclass
