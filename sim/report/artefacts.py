@@ -30,7 +30,7 @@ def timed_path_trace(model: Model, reference: str, params: Mapping[str, Any], bu
                      path: ExplorerPath, seed: int = 0) -> Trace:
     """An explorer path as a trace timed from the model's own profile, its header naming the model by
     `reference` (what the command was given), so that `replay` and `diagram` rebuild it."""
-    profile = TimingProfile.from_mapping(model.default_timing())
+    profile = TimingProfile.for_model(model)
     times = retime_path(model, path, profile, seed)
     return trace_from_path(reference, params, bug, path, times, seed, profile.to_mapping(), system=model)
 

@@ -28,7 +28,7 @@ def retime_actions(model: Model, actions: Iterable[Action], init_index: int = 0,
     """The virtual time at which each of `actions`, taken in order from initial state `init_index`,
     fires under `timing` (default: the model's own profile) and `seed`."""
     product = Product(model)
-    profile = timing or TimingProfile.from_mapping(model.default_timing())
+    profile = TimingProfile.for_model(model, timing)
     clocks = Clocks(profile, seed)
     state = product.init_states()[init_index]
     pending: dict[Action, float] = {}
@@ -88,7 +88,7 @@ def retime_trace(trace: Trace, timing: TimingProfile | None = None, seed: int = 
         state = transition.target
     if timing is None and trace.timing is not None:
         timing = TimingProfile.from_mapping(trace.timing)
-    profile = timing or TimingProfile.from_mapping(model.default_timing())
+    profile = TimingProfile.for_model(model, timing)
     times = retime_actions(model, actions, trace.init, profile, seed)
     steps = [dataclasses.replace(s, t=t) for s, t in zip(trace.steps, times, strict=True)]
     return dataclasses.replace(trace, seed=seed if trace.seed is None else trace.seed,

@@ -158,6 +158,14 @@ class TimingProfile:
         return cls(entries, default)
 
     @classmethod
+    def for_model(cls, model: Any, chosen: TimingProfile | str | Path | None = None) -> TimingProfile:
+        """The profile a run of `model` goes by: the one chosen (a profile, or the TOML file `--timing`
+        names), else the model's own (`default_timing()`)."""
+        if isinstance(chosen, TimingProfile):
+            return chosen
+        return cls.from_file(chosen) if chosen else cls.from_mapping(model.default_timing())
+
+    @classmethod
     def from_file(cls, path: str | Path) -> TimingProfile:
         try:
             with open(path, "rb") as f:
