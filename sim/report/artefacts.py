@@ -17,9 +17,10 @@ from typing import Any
 from sim.checking.explorer import CheckResult
 from sim.core.model import Model
 from sim.core.paths import Path as ExplorerPath
+from sim.core.paths import action_from_json
 from sim.core.product import Product, Violation
 from sim.errors import UsageError
-from sim.simulate.retime import action_from_json, retime_path
+from sim.simulate.retime import retime_path
 from sim.simulate.timing import TimingProfile
 from sim.traces.trace import Trace, trace_from_path, write_trace
 

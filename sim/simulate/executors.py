@@ -319,10 +319,9 @@ def sweep(model: str, params: Mapping[str, Any], bug: str | None, seeds: Sequenc
           out: Path | None = None, workers: int = 1, dask: str | None = None, swarm: bool = False,
           chunk_size: int | None = None, progress: Callable[[dict[str, Any]], None] | None = None) -> SweepReport:
     """`run_sweep` of the model `model` refers to, at resolved `params` (`ModelSpec.resolve`), on the executor
-    chosen by `workers`/`dask`. The report is the
-    same whatever runs the seeds. With `swarm` it also lists, per run, the kinds that run turned off,
-    and the first counterexample's trace is recorded with that run's kinds turned off. `progress`, if
-    given, hears how many runs are done about once a second."""
+    chosen by `workers`/`dask`. The report is the same whatever runs the seeds. With `swarm` it also lists,
+    per run, the kinds that run turned off, and the first counterexample's trace is recorded with that
+    run's kinds turned off. `progress`, if given, hears how many runs are done about once a second."""
     check_run_bounds(max_steps, max_time)  # before any worker starts
     inner = built_model(model, tuple(params.items()), bug)
     timing = TimingProfile.from_file(timing_file) if timing_file else TimingProfile.from_mapping(inner.default_timing())

@@ -12,11 +12,10 @@ same seed therefore gets exactly the simulator's times.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable
 
 from sim.core.model import Action, Model
-from sim.core.paths import Path
+from sim.core.paths import Path, action_from_json
 from sim.core.product import Product
 from sim.core.registry import get_model_spec
 from sim.simulate.timing import Clocks, TimingProfile
@@ -54,15 +53,6 @@ def retime_actions(model: Model, actions: Iterable[Action], init_index: int = 0,
 def retime_path(model: Model, path: Path, timing: TimingProfile | None = None, seed: int = 0) -> list[float]:
     """Times for an explorer path (a counterexample or a witness)."""
     return retime_actions(model, path.actions, path.init_index, timing, seed)
-
-
-def action_from_json(body: Mapping[str, Any], offered: Sequence[Action]) -> Action | None:
-    """The offered action whose JSON form is `body` (JSON turns tuples into lists, so compare forms)."""
-    wanted = {"actor": body.get("actor"), "kind": body.get("kind"), "args": list(body.get("args", []))}
-    for action in offered:
-        if action.to_json() == wanted:
-            return action
-    return None
 
 
 def retime_trace(trace: Trace, timing: TimingProfile | None = None, seed: int = 0) -> Trace:

@@ -22,6 +22,7 @@ from models.openai_ws.frames import excerpt
 from models.openai_ws.matching import frame_matches
 from models.openai_ws.state import PENDING, WAITING
 from sim.core.model import Action, Event
+from sim.core.paths import action_from_json
 from sim.core.product import Product, Transition, Violation
 from sim.core.registry import get_model_spec
 from sim.errors import EXIT_INCOMPLETE, EXIT_OK, EXIT_VIOLATION
@@ -242,9 +243,9 @@ def rejudge(trace: Any) -> list[Violation]:
             first = step.events[0]
             session.client_event(first["name"], first["data"])
         else:
-            wanted = step.action
-            action = next(a for a in session.server_actions()
-                          if a.to_json() == {"actor": wanted["actor"], "kind": wanted["kind"], "args": wanted["args"]})
+            action = action_from_json(step.action, session.server_actions())
+            if action is None:
+                raise ValueError(f"step {step.i} of the served session is no server action of the model now")
             session.server_step(action)
     if "unplaced_frame" in end:
         session.client_event(end["unplaced_frame"]["name"], end["unplaced_frame"]["data"])
