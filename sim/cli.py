@@ -64,12 +64,18 @@ def _run_args(p: argparse.ArgumentParser, seeds: str) -> None:
     p.add_argument("--max-steps", type=non_negative_int, default=10_000, help="steps per run at most")
 
 
-def _build(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
+def _resolve(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
+    """The spec the model argument names and the parameters of this run, resolved once: whatever the
+    command builds, reports or ships to workers comes from these."""
     from sim.core.registry import get_model_spec
 
     spec = get_model_spec(args.model)
-    params = spec.resolve(spec.parse_assignments(args.param), args.bug)
-    return spec, params, spec.build(params, args.bug)
+    return spec, spec.resolve(spec.parse_assignments(args.param), args.bug)
+
+
+def _build(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
+    spec, params = _resolve(args)
+    return spec, params, spec.build_resolved(params, args.bug)
 
 
 def cmd_models(args: argparse.Namespace) -> int:
@@ -189,7 +195,7 @@ def _sweep_progress_line(info: dict[str, Any]) -> None:
 def cmd_simulate(args: argparse.Namespace) -> int:
     from sim.simulate.executors import sweep
 
-    _, params, _ = _build(args)
+    _, params = _resolve(args)  # the sweep builds the model, once per process
     seeds = parse_seeds(args.seeds)
     started = time.monotonic()
     report = sweep(args.model, params, args.bug, seeds, timing_file=args.timing, max_steps=args.max_steps,
@@ -386,12 +392,9 @@ def cmd_ci(args: argparse.Namespace) -> int:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from sim.core.registry import get_model_spec
     from sim.simulate.audit import audit
 
-    spec = get_model_spec(args.model)
-    params = spec.resolve(spec.parse_assignments(args.param), args.bug)
-    spec.build(params, args.bug)  # refuses an unknown bug variant before any child process starts
+    _, params = _resolve(args)  # refuses an unknown bug variant before any child process starts
     if args.timing:
         from sim.simulate.timing import TimingProfile
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from typing import NoReturn
+import tomllib
+from pathlib import Path
+from typing import Any, NoReturn
 
 # What each exit code of every steersim command means (README, "Exit codes"): one meaning each, so a CI job
 # can tell a finding from a crash.
@@ -64,3 +66,21 @@ class ArgumentParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{self.prog}: {message} (see `{self.prog} --help`)")
+
+
+def read_toml(path: str | Path, what: str, meant: str, missing: str = "") -> dict[str, Any]:
+    """The table in the TOML file `path`, or the one line that says why there is none: `what` names the
+    file (`timing file`), `meant` what it should hold (`a timing profile`), `missing` is added when the
+    file does not exist (how to name another)."""
+    named = f"{what} {str(path)!r}"
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except FileNotFoundError:
+        raise UsageError(f"{named} does not exist{missing}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as bad:
+        raise UsageError(f"{named} is not valid TOML: {bad}") from None
+    except RecursionError:
+        raise UsageError(f"{named} is nested too deeply to be {meant}") from None
+    except OSError as bad:
+        raise UsageError(f"{named} cannot be read: {bad.strerror}") from None

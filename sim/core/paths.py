@@ -7,7 +7,7 @@ report or a trace.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,6 +70,19 @@ def replay_indices(
         state = transition.target
         states.append(state)
     return Path(states[0], tuple(steps), init_index, loop_start, violation, tuple(states))
+
+
+def action_index(body: Mapping[str, Any], offered: Sequence[Action]) -> int | None:
+    """The position among `offered` of the action a recorded step names (`{"actor", "kind", "args"}`, as
+    `Action.to_json` wrote it; JSON turns tuples into lists, so the forms are compared), None if none is."""
+    wanted = {"actor": body.get("actor"), "kind": body.get("kind"), "args": list(body.get("args", []))}
+    return next((k for k, action in enumerate(offered) if action.to_json() == wanted), None)
+
+
+def action_from_json(body: Mapping[str, Any], offered: Sequence[Action]) -> Action | None:
+    """The offered action a recorded step names, None if none is (`action_index`)."""
+    index = action_index(body, offered)
+    return None if index is None else offered[index]
 
 
 def located(error: ModelError, path: Path) -> ModelError:

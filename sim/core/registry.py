@@ -135,7 +135,9 @@ class ModelSpec:
 
     def resolve(self, given: Mapping[str, Any], bug: str | None = None) -> dict[str, Any]:
         """Defaults, overlaid with the parameters a bug variant needs to show at all (`bug_params`),
-        overlaid with `given`; each checked, and unknown names refused with the known ones."""
+        overlaid with `given`; each checked, and unknown names (and an unknown bug variant) refused with
+        the known ones."""
+        self._check_bug(bug)
         known = {p.name: p for p in self.params}
         for key in given:
             if key not in known:
@@ -162,17 +164,28 @@ class ModelSpec:
         return out
 
     def build(self, params: Mapping[str, Any] | None = None, bug: str | None = None) -> Model:
-        if bug is not None and bug not in self.bugs:
-            raise UsageError(
-                f"model {self.name!r} has no bug variant {bug!r}; its bug variants are: " + ", ".join(self.bugs)
-            )
-        resolved = self.resolve(params or {}, bug)
+        """The model at `params`, resolved here (`resolve`)."""
+        return self.build_resolved(self.resolve(params or {}, bug), bug)
+
+    def build_resolved(self, resolved: Mapping[str, Any], bug: str | None = None) -> Model:
+        """The model at parameters `resolve` gave, which are not resolved again: a run resolves once, for
+        its reports and its workers alike, and builds from what it resolved."""
+        self._check_bug(bug)
+        if set(resolved) != {p.name for p in self.params}:
+            raise ValueError(f"model {self.name!r}: build_resolved takes the parameters resolve() gives, "
+                             f"not {dict(resolved)}")
         try:
             return self.factory(resolved, bug)
         except UsageError:
             raise
         except Exception as broken:  # the model's own constructor: the user's code, reported as such
             raise model_error(broken, None, what=f"building model {self.name!r} with {resolved}") from broken
+
+    def _check_bug(self, bug: str | None) -> None:
+        if bug is not None and bug not in self.bugs:
+            raise UsageError(
+                f"model {self.name!r} has no bug variant {bug!r}; its bug variants are: " + ", ".join(self.bugs)
+            )
 
     def to_json(self) -> dict[str, Any]:
         return {

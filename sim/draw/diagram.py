@@ -70,7 +70,7 @@ def timed_trace(source: Trace | Path, model: Model | None = None, params: Mappin
         if model is None:
             raise ValueError("drawing an explorer Path needs its model: timing_diagram(path, model=...)")
         times = retime_path(model, source, timing, seed)
-        profile = timing or TimingProfile.from_mapping(model.default_timing())
+        profile = TimingProfile.for_model(model, timing)
         trace = trace_from_path(model.name, params or {}, bug, source, times, seed, profile.to_mapping(),
                                 system=model)
         return trace, f"times drawn from the timing profile with seed {seed}"

@@ -16,7 +16,7 @@ from typing import Any
 from sim.checking.engines import check
 from sim.checking.explorer import CheckOptions, CheckResult
 from sim.core.model import Model, as_model_base
-from sim.core.paths import Path
+from sim.core.paths import Path, action_index
 from sim.core.product import Product, PState, Transition
 from sim.core.stateview import state_view, view_changes
 from sim.errors import UsageError
@@ -95,7 +95,7 @@ class Browser:
         out = []
         for step in trace.steps:
             offered = self.enabled(state)
-            found = next((k for k, t in enumerate(offered) if t.action.to_json() == step.action), None)
+            found = action_index(step.action, [t.action for t in offered])
             if found is None:
                 raise UsageError(f"trace step {step.i}: action {step.action.get('kind')!r} is not enabled here; "
                                  "`steersim replay` names what differs")

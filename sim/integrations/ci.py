@@ -30,7 +30,6 @@ import itertools
 import math
 import shlex
 import time
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,7 +38,7 @@ from typing import Any
 from sim.checking.engines import check
 from sim.checking.explorer import CheckOptions, CheckResult
 from sim.core.registry import ModelSpec, get_model_spec
-from sim.errors import UsageError
+from sim.errors import UsageError, read_toml
 from sim.interrupts import INTERRUPTED
 from sim.report.formats import junit_xml
 from sim.report.steptable import failure_text
@@ -113,17 +112,7 @@ class Outcome:
 
 def load_matrix(path: str | Path) -> list[Case]:
     """The cases of the `[tool.steersim]` table in `path`, validated; UsageError names the bad key."""
-    try:
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
-    except FileNotFoundError:
-        raise UsageError(f"config {str(path)!r} does not exist; give --config FILE") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as bad:
-        raise UsageError(f"config {str(path)!r} is not valid TOML: {bad}") from None
-    except RecursionError:
-        raise UsageError(f"config {str(path)!r} is nested too deeply to be a check matrix") from None
-    except OSError as bad:
-        raise UsageError(f"config {str(path)!r} cannot be read: {bad.strerror}") from None
+    data = read_toml(path, "config", "a check matrix", "; give --config FILE")
     tool = data.get("tool", {})
     if not isinstance(tool, Mapping):
         raise UsageError(f"config {str(path)!r}: tool: expected a table holding [tool.steersim]")

@@ -17,9 +17,10 @@ from typing import Any
 from sim.checking.explorer import CheckResult
 from sim.core.model import Model
 from sim.core.paths import Path as ExplorerPath
+from sim.core.paths import action_from_json
 from sim.core.product import Product, Violation
 from sim.errors import UsageError
-from sim.simulate.retime import action_from_json, retime_path
+from sim.simulate.retime import retime_path
 from sim.simulate.timing import TimingProfile
 from sim.traces.trace import Trace, trace_from_path, write_trace
 
@@ -30,7 +31,7 @@ def timed_path_trace(model: Model, reference: str, params: Mapping[str, Any], bu
                      path: ExplorerPath, seed: int = 0) -> Trace:
     """An explorer path as a trace timed from the model's own profile, its header naming the model by
     `reference` (what the command was given), so that `replay` and `diagram` rebuild it."""
-    profile = TimingProfile.from_mapping(model.default_timing())
+    profile = TimingProfile.for_model(model)
     times = retime_path(model, path, profile, seed)
     return trace_from_path(reference, params, bug, path, times, seed, profile.to_mapping(), system=model)
 

@@ -43,9 +43,9 @@ class AuditResult:
 
 def record(spec: ModelSpec, params: Mapping[str, Any], bug: str | None, seeds: Sequence[int], out: Path,
            timing_file: str | None = None, max_steps: int = 10_000) -> None:
-    """Write the trace of every seed into `out` as seed<N>.jsonl."""
-    model = spec.build(params, bug)
-    timing = TimingProfile.from_file(timing_file) if timing_file else TimingProfile.from_mapping(model.default_timing())
+    """Write the trace of every seed, at resolved `params`, into `out` as seed<N>.jsonl."""
+    model = spec.build_resolved(params, bug)
+    timing = TimingProfile.for_model(model, timing_file)
     simulator = Simulator(model, timing, max_steps)
     out.mkdir(parents=True, exist_ok=True)
     for seed in seeds:

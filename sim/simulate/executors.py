@@ -80,7 +80,14 @@ class SweepRecipe:
         return TimingProfile.from_mapping(json.loads(self.timing_json))
 
     def build_model(self) -> Model:
-        return get_model_spec(self.model).build(dict(self.params), self.bug)
+        return built_model(self.model, self.params, self.bug)
+
+
+@lru_cache(maxsize=8)
+def built_model(model: str, params: tuple[tuple[str, Any], ...], bug: str | None) -> Model:
+    """The model `model` refers to at resolved `params`, built once per process: a sweep, the recipe its
+    seeds run from in this process, and the runs it records all use this one."""
+    return get_model_spec(model).build_resolved(dict(params), bug)
 
 
 class SwarmModel(AdaptedModel):
@@ -315,12 +322,12 @@ def sweep(model: str, params: Mapping[str, Any], bug: str | None, seeds: Sequenc
           timing_file: str | None = None, max_steps: int = 10_000, max_time: float | None = None,
           out: Path | None = None, workers: int = 1, dask: str | None = None, swarm: bool = False,
           chunk_size: int | None = None, progress: Callable[[dict[str, Any]], None] | None = None) -> SweepReport:
-    """`run_sweep` of the model `model` refers to on the executor chosen by `workers`/`dask`. The report is the
-    same whatever runs the seeds. With `swarm` it also lists, per run, the kinds that run turned off,
-    and the first counterexample's trace is recorded with that run's kinds turned off. `progress`, if
-    given, hears how many runs are done about once a second."""
+    """`run_sweep` of the model `model` refers to, at resolved `params` (`ModelSpec.resolve`), on the executor
+    chosen by `workers`/`dask`. The report is the same whatever runs the seeds. With `swarm` it also lists,
+    per run, the kinds that run turned off, and the first counterexample's trace is recorded with that
+    run's kinds turned off. `progress`, if given, hears how many runs are done about once a second."""
     check_run_bounds(max_steps, max_time)  # before any worker starts
-    inner = get_model_spec(model).build(params, bug)
+    inner = built_model(model, tuple(params.items()), bug)
     timing = TimingProfile.from_file(timing_file) if timing_file else TimingProfile.from_mapping(inner.default_timing())
     recipe = SweepRecipe.create(model, params, bug, timing, max_steps, max_time, swarm)
     executor = make_executor(recipe, workers, dask, chunk_size)
@@ -343,7 +350,7 @@ def record_runs(report: SweepReport, timing_file: str | None, max_steps: int, ma
     """Re-run the seeds of a sweep with recording on and write each run's trace into `out` (runs are
     deterministic, so these are the runs the sweep judged); `only_violations`: the runs that broke a
     property. A swarm run is recorded with the kinds it turned off, as the sweep ran it."""
-    inner = get_model_spec(report.model).build(report.params, report.bug)
+    inner = built_model(report.model, tuple(report.params.items()), report.bug)
     timing = TimingProfile.from_file(timing_file) if timing_file else TimingProfile.from_mapping(inner.default_timing())
     recipe = SweepRecipe.create(report.model, report.params, report.bug, timing, max_steps, max_time, swarm)
     _, kinds = _recipe_model(recipe)

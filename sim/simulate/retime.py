@@ -12,11 +12,10 @@ same seed therefore gets exactly the simulator's times.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable
 
 from sim.core.model import Action, Model
-from sim.core.paths import Path
+from sim.core.paths import Path, action_from_json
 from sim.core.product import Product
 from sim.core.registry import get_model_spec
 from sim.simulate.timing import Clocks, TimingProfile
@@ -28,7 +27,7 @@ def retime_actions(model: Model, actions: Iterable[Action], init_index: int = 0,
     """The virtual time at which each of `actions`, taken in order from initial state `init_index`,
     fires under `timing` (default: the model's own profile) and `seed`."""
     product = Product(model)
-    profile = timing or TimingProfile.from_mapping(model.default_timing())
+    profile = TimingProfile.for_model(model, timing)
     clocks = Clocks(profile, seed)
     state = product.init_states()[init_index]
     pending: dict[Action, float] = {}
@@ -56,15 +55,6 @@ def retime_path(model: Model, path: Path, timing: TimingProfile | None = None, s
     return retime_actions(model, path.actions, path.init_index, timing, seed)
 
 
-def action_from_json(body: Mapping[str, Any], offered: Sequence[Action]) -> Action | None:
-    """The offered action whose JSON form is `body` (JSON turns tuples into lists, so compare forms)."""
-    wanted = {"actor": body.get("actor"), "kind": body.get("kind"), "args": list(body.get("args", []))}
-    for action in offered:
-        if action.to_json() == wanted:
-            return action
-    return None
-
-
 def retime_trace(trace: Trace, timing: TimingProfile | None = None, seed: int = 0) -> Trace:
     """A copy of `trace` whose steps carry times. A trace that is already timed is returned as it is; an
     untimed one is re-executed against the model it names (a step the model no longer offers raises
@@ -88,7 +78,7 @@ def retime_trace(trace: Trace, timing: TimingProfile | None = None, seed: int = 
         state = transition.target
     if timing is None and trace.timing is not None:
         timing = TimingProfile.from_mapping(trace.timing)
-    profile = timing or TimingProfile.from_mapping(model.default_timing())
+    profile = TimingProfile.for_model(model, timing)
     times = retime_actions(model, actions, trace.init, profile, seed)
     steps = [dataclasses.replace(s, t=t) for s, t in zip(trace.steps, times, strict=True)]
     return dataclasses.replace(trace, seed=seed if trace.seed is None else trace.seed,

@@ -119,7 +119,7 @@ class Simulator:
         check_run_bounds(max_steps, max_time)
         self.product = Product(model)
         self.watch = watch
-        self.timing = timing or TimingProfile.from_mapping(model.default_timing())
+        self.timing = TimingProfile.for_model(model, timing)
         self.max_steps = max_steps
         self.max_time = max_time
         # a step fires at `when < limit`: `when > max_time` ends the run, and INF means nothing can fire

@@ -19,7 +19,7 @@ from sim.core.product import Product
 from sim.core.registry import get_model_spec
 from sim.errors import UsageError
 from sim.simulate.estimate import Decision, Estimate, Plan, decide, estimate
-from sim.simulate.executors import SweepRecipe, make_executor
+from sim.simulate.executors import SweepRecipe, built_model, make_executor
 from sim.simulate.intervals import Sprt, level_text
 from sim.simulate.queries import Event, Measure, Query
 from sim.simulate.timing import TimingProfile
@@ -43,11 +43,8 @@ def setting(model: str, params: Mapping[str, Any] | None = None, bug: str | None
             timing_file: str | None = None) -> Setting:
     """The setting of a model reference with `params` (resolved with the defaults) and its own timing
     profile, or the one in `timing_file`."""
-    spec = get_model_spec(model)
-    resolved = spec.resolve(params or {}, bug)
-    built = spec.build(resolved, bug)
-    profile = TimingProfile.from_file(timing_file) if timing_file else \
-        TimingProfile.from_mapping(built.default_timing())
+    resolved = get_model_spec(model).resolve(params or {}, bug)
+    profile = TimingProfile.for_model(built_model(model, tuple(resolved.items()), bug), timing_file)
     return Setting(model, resolved, bug, profile.to_mapping())
 
 
@@ -55,10 +52,9 @@ def estimate_setting(where: Setting, query: Query, plan: Plan, sprt: Sprt | None
                      dask: str | None = None, max_steps: int = 10_000,
                      max_time: float | None = None) -> Estimate | Decision:
     """The query's estimate in one setting (or, with `sprt`, the test's decision), on the chosen executor."""
-    model = get_model_spec(where.model).build(where.params, where.bug)
-    query.check(Product(model).property_infos())
     recipe = SweepRecipe.create(where.model, where.params, where.bug, TimingProfile.from_mapping(where.timing),
                                 max_steps, max_time, watch=query.watch)
+    query.check(Product(recipe.build_model()).property_infos())
     executor = make_executor(recipe, workers, dask)
     try:
         if sprt is not None:

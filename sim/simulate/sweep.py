@@ -151,7 +151,7 @@ def run_sweep(name: str, params: Mapping[str, Any], bug: str | None, model: Mode
     """Run `seeds`, fold the verdicts, and write the first counterexample's trace into `out`.
     `executor(seeds) -> verdicts` may run the seeds elsewhere (processes, a cluster); its `interrupted`
     says whether Ctrl-C cut them short. An interrupted sweep records no trace: the user asked to stop."""
-    timing = TimingProfile.from_file(timing_file) if timing_file else TimingProfile.from_mapping(model.default_timing())
+    timing = TimingProfile.for_model(model, timing_file)
     simulator = Simulator(model, timing, max_steps, max_time)
     if executor is None:
         verdicts, interrupted = collect(verdicts_of(simulator, seeds))

@@ -29,7 +29,6 @@ from __future__ import annotations
 import math
 import operator
 import threading
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
@@ -42,7 +41,7 @@ import gmpy2
 import numpy as np
 from numpy.random.bit_generator import ISeedSequence
 
-from sim.errors import UsageError
+from sim.errors import UsageError, read_toml
 
 # distribution name -> the parameters it takes
 DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
@@ -158,18 +157,16 @@ class TimingProfile:
         return cls(entries, default)
 
     @classmethod
+    def for_model(cls, model: Any, chosen: TimingProfile | str | Path | None = None) -> TimingProfile:
+        """The profile a run of `model` goes by: the one chosen (a profile, or the TOML file `--timing`
+        names), else the model's own (`default_timing()`)."""
+        if isinstance(chosen, TimingProfile):
+            return chosen
+        return cls.from_file(chosen) if chosen else cls.from_mapping(model.default_timing())
+
+    @classmethod
     def from_file(cls, path: str | Path) -> TimingProfile:
-        try:
-            with open(path, "rb") as f:
-                data = tomllib.load(f)
-        except FileNotFoundError:
-            raise UsageError(f"timing file {str(path)!r} does not exist") from None
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as bad:
-            raise UsageError(f"timing file {str(path)!r} is not valid TOML: {bad}") from None
-        except RecursionError:
-            raise UsageError(f"timing file {str(path)!r} is nested too deeply to be a timing profile") from None
-        except OSError as bad:
-            raise UsageError(f"timing file {str(path)!r} cannot be read: {bad.strerror}") from None
+        data = read_toml(path, "timing file", "a timing profile")
         try:
             return cls.from_mapping(data)
         except UsageError as bad:

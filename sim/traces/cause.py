@@ -11,12 +11,13 @@ lost, so the cause is the detection itself.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sim.core.facts import Fact
-from sim.core.monitors import Monitor, MonitorViolation
+from sim.core.monitors import Monitor
+from sim.core.replay import replay_monitors
 from sim.core.stateview import View, mentions
 
 if TYPE_CHECKING:
@@ -65,19 +66,11 @@ def _monitor_findings(steps: Sequence[TraceStep],
                       monitors: Sequence[Monitor]) -> dict[tuple[str, int | None], list[tuple]]:
     """Replay the facts through the monitors as the product does: per (monitor, step) the subjects of
     each violation it raised there, in order, and per (monitor, None) what was still open at the end."""
-    states: list[Hashable] = [m.initial() for m in monitors]
+    replayed = replay_monitors(([Fact.from_json(obj) for obj in step.facts] for step in steps), monitors)
     found: dict[tuple[str, int | None], list[tuple]] = {}
-    for step in steps:
-        for obj in step.facts:
-            fact = Fact.from_json(obj)
-            for index, monitor in enumerate(monitors):
-                if fact.name not in monitor.watches:
-                    continue
-                try:
-                    states[index] = monitor.step(states[index], fact)
-                except MonitorViolation as broken:
-                    found.setdefault((monitor.name, step.i), []).append(broken.subjects)
-    for monitor, state in zip(monitors, states, strict=True):
+    for breach in replayed.breaches:
+        found.setdefault((breach.monitor.name, steps[breach.position].i), []).append(breach.subjects)
+    for monitor, state in zip(monitors, replayed.final, strict=True):
         found[(monitor.name, None)] = [monitor.open_subjects(state)]
         found[(monitor.name + EVENTUALLY, None)] = [monitor.open_subjects(state)]
     return found

@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from sim.core.fingerprint import hex_fingerprint
-from sim.core.model import Action, Event, as_model_base, model_error
+from sim.core.model import Event, as_model_base, model_error
 from sim.core.paths import Path as ExplorerPath
-from sim.core.paths import step_json
+from sim.core.paths import action_from_json, step_json
 from sim.core.product import Product, PState, Transition, Violation
 from sim.core.registry import get_model_spec
 from sim.core.stateview import apply_changes, state_view, view_changes
@@ -351,7 +351,7 @@ def _replay(trace: Trace, product: Product, done: list[str]) -> ReplayResult:
     matcher = product.model.match_event
     for step in trace.steps:
         wanted = step.action
-        action = _find_action(product.actions(state), wanted)
+        action = action_from_json(wanted, product.actions(state))
         if action is None:
             offered = ", ".join(a.label() for a in product.actions(state)) or "nothing"
             return ReplayResult(False, step.i, f"step {step.i}: action {_label(wanted)} is not enabled; "
@@ -439,13 +439,6 @@ def _events_match(matcher: Any, expected: Iterable[Event], recorded: list[dict[s
     except (KeyError, TypeError):
         return False
     return all(matcher(e, o) for e, o in zip(expected, observed, strict=True))
-
-
-def _find_action(actions: Iterable[Action], wanted: Mapping[str, Any]) -> Action | None:
-    for action in actions:
-        if action.to_json() == wanted:
-            return action
-    return None
 
 
 def _label(action: Mapping[str, Any]) -> str:

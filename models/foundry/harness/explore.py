@@ -13,11 +13,12 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from models.foundry.harness.judge import Finding, judge
+from models.foundry.harness.judge import judge
 from models.foundry.harness.latency import DEFAULT_PROFILE, latency_profile
 from models.foundry.harness.runner import ChainSystem, Recording
 from models.foundry.harness.scenarios import scenario_named
 from models.foundry.harness.surfaces import run_scenario
+from sim.harness.finding import Finding
 from sim.harness.vloop import PCTScheduler, RandomScheduler, ReplayScheduler, Scheduler, next_prefix
 
 EXHAUSTIVE_BOUND = 8  # decisions that branch in the bounded enumeration

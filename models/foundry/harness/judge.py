@@ -13,15 +13,15 @@ observable it is.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from models.foundry import SPEC
 from models.foundry.harness.runner import Recording
 from models.foundry.spec import PACKAGE_QUEUE_CAP
 from sim.core.model import Event
-from sim.core.monitors import CORE_MONITORS, MonitorViolation
 from sim.core.product import Product, Transition
+from sim.core.replay import replay_monitors
+from sim.harness.finding import Finding
 from sim.harness.validate import Validation, default_match, steps_with_events, validate
 
 MAX_ROUNDS = 6
@@ -59,20 +59,6 @@ EVENT_PROPERTY = {
     "TaskRun.result": "own-outcome",
     "process.stop": "handles-resolve",
 }
-
-
-@dataclass
-class Finding:
-    """One problem seen in one run. `position` is the index of the first observation involved;
-    `signature` identifies the problem across runs (ids and values abstracted)."""
-
-    property: str
-    kind: str
-    summary: str
-    signature: str
-    position: int | None = None
-    detail: dict[str, Any] = field(default_factory=dict)
-    explained: tuple[Transition, ...] = ()
 
 
 def model_params(rec: Recording) -> dict[str, Any]:
@@ -117,26 +103,18 @@ def judge(rec: Recording) -> list[Finding]:
 
 
 def monitor_findings(model: Any, rec: Recording) -> list[Finding]:
-    states = [m.initial() for m in CORE_MONITORS]
-    broken: dict[str, Finding] = {}
-    for position, event in enumerate(rec.events):
-        for fact in model.facts(event):
-            for index, monitor in enumerate(CORE_MONITORS):
-                if monitor.name in broken or fact.name not in monitor.watches:
-                    continue
-                try:
-                    states[index] = monitor.step(states[index], fact)
-                except MonitorViolation as violation:
-                    message = f"{fact}: {violation}"
-                    broken[monitor.name] = Finding(monitor.name, "monitor", message,
-                                                   f"monitor:{monitor.name}:{generic(str(violation))}", position)
-    if rec.end in ("quiescent", "horizon"):  # at the horizon nothing had happened for a long time
-        for index, monitor in enumerate(CORE_MONITORS):
-            message = monitor.at_end(states[index])
-            if message and monitor.name not in broken:
-                broken[monitor.name] = Finding(monitor.name, "monitor", message,
-                                               f"monitor:{monitor.name}:at-end:{generic(message)}", None)
-    return list(broken.values())
+    """The core monitors over the facts of the recorded events: each one's first violation, and what
+    each says of the end, when the run came to one (at the horizon nothing had happened for a long time)."""
+    replayed = replay_monitors(model.facts(event) for event in rec.events)
+    out = []
+    for breach in replayed.first_breaches(ended=rec.end in ("quiescent", "horizon")):
+        name = breach.monitor.name
+        if breach.fact is None:
+            out.append(Finding(name, "monitor", breach.message, f"monitor:{name}:at-end:{generic(breach.message)}"))
+        else:
+            out.append(Finding(name, "monitor", f"{breach.fact}: {breach.message}",
+                               f"monitor:{name}:{generic(breach.message)}", position=breach.position))
+    return out
 
 
 def liveness_findings(rec: Recording) -> list[Finding]:
@@ -145,7 +123,7 @@ def liveness_findings(rec: Recording) -> list[Finding]:
     ids = ", ".join(rec.unresolved)
     return [Finding("handles-resolve", "monitor",
                     f"the process lived to the horizon but these handles never resolved: {ids}",
-                    "monitor:handles-resolve", None, {"unresolved": rec.unresolved})]
+                    "monitor:handles-resolve", detail={"unresolved": rec.unresolved})]
 
 
 def divergence_findings(model: Any, observed: list[Event]) -> list[Finding]:
@@ -186,15 +164,15 @@ def explain(model: Any, validation: Validation, observed: list[Event]) -> Findin
         detail = {"event": event.name, "field": key, "fields": [k for k, _, _ in diffs], "expected": expected,
                   "observed": got, "observation": at}
         signature = f"divergence:{prop}:{event.name}.{key}:{direction(expected, got)}"
-        return Finding(prop, "divergence", summary, signature, at, detail, validation.path)
+        return Finding(prop, "divergence", summary, signature, position=at, detail=detail, explained=validation.path)
     offered = sorted({t.events[reach].name for t in nearest})
     name = event.name if event is not None else "end"
     prop = "start-outcome" if offered and {name, *offered} <= START_RESULTS else EVENT_PROPERTY.get(name, "conformance")
     summary = (f"observation {at} {name} {dict(event.data) if event else ''} is not a behaviour of the model, "
                f"which offers here: {', '.join(offered) or 'nothing more'}")
     shape = generic(repr(dict(event.data))) if event is not None else ""
-    return Finding(prop, "divergence", summary, f"divergence:{prop}:{name}:{shape}", at,
-                   {"event": name, "offered": offered, "observation": at}, validation.path)
+    return Finding(prop, "divergence", summary, f"divergence:{prop}:{name}:{shape}", position=at,
+                   detail={"event": name, "offered": offered, "observation": at}, explained=validation.path)
 
 
 def _nearest(candidates: list[Transition], observed: list[Event], position: int) -> tuple[int, list[Transition]]:

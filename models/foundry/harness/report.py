@@ -12,11 +12,12 @@ from typing import Any
 from models.foundry import SPEC
 from models.foundry.facts import facts
 from models.foundry.harness.explore import Exploration, Found
-from models.foundry.harness.judge import Finding, model_params
+from models.foundry.harness.judge import model_params
 from models.foundry.harness.rootcause import Group, group
 from models.foundry.harness.runner import Recording
 from models.foundry.harness.scenarios import scenario_named
 from sim.core.monitors import CORE_MONITORS
+from sim.harness.finding import Finding
 from sim.interrupts import INTERRUPTED
 from sim.traces.trace import make_trace, write_trace
 
@@ -56,9 +57,7 @@ def finding_of(found: Found) -> tuple[Finding, Recording]:
 def finding_json(found: Found, latency: str) -> dict[str, Any]:
     finding, rec = finding_of(found)
     return {
-        "property": finding.property,
-        "kind": finding.kind,
-        "summary": finding.summary,
+        **finding.to_json(),
         "promise": promise(finding.property),
         "reproduce": {"scenario": found.spec.scenario, "strategy": found.spec.strategy, "seed": found.spec.seed,
                       "schedule": list(found.schedule), "original_schedule_length": len(found.recording.choices),

@@ -30,12 +30,14 @@ from websockets.frames import CloseCode
 
 from models.openai_ws import SPEC
 from models.openai_ws.frames import DEFAULT_MAX_FRAME_BYTES, Malformed, read_frame
-from models.openai_ws.harness.session import SERVE_DEFAULTS, Finding, Session
+from models.openai_ws.harness.session import SERVE_DEFAULTS, Session
 from models.openai_ws.wire import error_event
 from sim.argtypes import non_negative_int, output_file, positive_float, positive_int
 from sim.core.model import Action
+from sim.core.paths import action_from_json
 from sim.core.product import Violation
 from sim.errors import ArgumentParser, UsageError
+from sim.harness.finding import Finding
 from sim.traces.trace import make_trace, read_trace, write_trace
 
 PATH = "/v1/responses"
@@ -121,10 +123,10 @@ class ReplayedChoices:
         if not self._next_is_server():
             return None
         wanted = self.script[self.position]
-        for action in actions:
-            if action.to_json() == {"actor": wanted["actor"], "kind": wanted["kind"], "args": wanted["args"]}:
-                self.position += 1
-                return action
+        action = action_from_json(wanted, actions)
+        if action is not None:
+            self.position += 1
+            return action
         raise UsageError(f"the trace's step {self.position} ({wanted['kind']}) is not enabled in this run; "
                          "the client behaved differently than when the trace was recorded")
 

@@ -22,9 +22,11 @@ from models.openai_ws.frames import excerpt
 from models.openai_ws.matching import frame_matches
 from models.openai_ws.state import PENDING, WAITING
 from sim.core.model import Action, Event
+from sim.core.paths import action_from_json
 from sim.core.product import Product, Transition, Violation
 from sim.core.registry import get_model_spec
 from sim.errors import EXIT_INCOMPLETE, EXIT_OK, EXIT_VIOLATION
+from sim.harness.finding import Finding
 from sim.harness.validate import Validation, validate
 
 # The serving model: the seed example's shape (default lane), a client that may declare its function tool
@@ -36,16 +38,6 @@ SERVE_DEFAULTS: Mapping[str, Any] = {"stream_ids": "default", "client_tools": 2,
 
 
 MODEL_NAME = "openai-ws"
-
-
-@dataclass
-class Finding:
-    property: str
-    kind: str  # monitor | divergence | obligation | malformed (a frame the server could not read)
-    summary: str
-
-    def to_json(self) -> dict[str, str]:
-        return {"property": self.property, "kind": self.kind, "summary": self.summary}
 
 
 @dataclass
@@ -251,9 +243,9 @@ def rejudge(trace: Any) -> list[Violation]:
             first = step.events[0]
             session.client_event(first["name"], first["data"])
         else:
-            wanted = step.action
-            action = next(a for a in session.server_actions()
-                          if a.to_json() == {"actor": wanted["actor"], "kind": wanted["kind"], "args": wanted["args"]})
+            action = action_from_json(step.action, session.server_actions())
+            if action is None:
+                raise ValueError(f"step {step.i} of the served session is no server action of the model now")
             session.server_step(action)
     if "unplaced_frame" in end:
         session.client_event(end["unplaced_frame"]["name"], end["unplaced_frame"]["data"])

@@ -26,10 +26,11 @@ from typing import Any
 
 from models.openclaw.harness import driver, gateway_conform, scenarios
 from models.openclaw.harness.causes import CAUSES, REPRO_DIR
-from models.openclaw.harness.judge import Finding, judge
+from models.openclaw.harness.judge import judge
 from models.openclaw.versions import VERSIONS, preset_for
 from sim.argtypes import output_file, output_folder
 from sim.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION, ArgumentParser, UsageError
+from sim.harness.finding import Finding
 from sim.interrupts import INTERRUPTED, collect, worker_pool
 
 DEFAULT_KNOBS = scenarios.Knobs()
@@ -164,8 +165,7 @@ def finding_json(finding: Finding, target: driver.Target, layer: str, preset: st
         "driver_input": scenario.to_json(),
         "model_params": scenario.model_params(),
     }
-    out: dict[str, Any] = {"id": ident, "kind": finding.kind, "property": finding.property,
-                           "summary": finding.summary, "known": ident in known}
+    out: dict[str, Any] = {"id": ident, **finding.to_json(), "known": ident in known}
     cause = CAUSES.get(finding.cause)
     if cause is not None:
         out["cause"] = {"title": cause.title, "explanation": cause.explanation}

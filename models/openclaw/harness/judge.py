@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from models.openclaw import SPEC
@@ -19,35 +18,21 @@ from models.openclaw.harness.causes import CAUSES, cause_of, run_facts
 from models.openclaw.harness.scenarios import Scenario
 from models.openclaw.harness.translate import observed_events
 from sim.core.model import Event
-from sim.core.monitors import CORE_MONITORS, CORE_PROPERTY_NAMES, MonitorViolation
+from sim.core.monitors import CORE_PROPERTY_NAMES
 from sim.core.paths import step_json
 from sim.core.product import Product
+from sim.core.replay import replay_monitors
+from sim.harness.finding import Finding
 from sim.harness.validate import Divergence, default_match, steps_with_events, validate
 
 IDS = re.compile(r"'(m|c|f|a)-?\d+'")
-
-
-@dataclass
-class Finding:
-    """`kind`: `defect` (a catalogued root cause), `violation` (a check failed for a cause not in the
-    catalogue), `by-design` (documented behaviour a check flags) or `divergence` (the model cannot
-    explain the run)."""
-
-    property: str
-    kind: str
-    summary: str
-    signature: str
-    scenario: Scenario
-    steps: list[dict[str, Any]]
-    scenarios: list[str] = field(default_factory=list)
-    cause: str = ""
 
 
 def judge(scenario: Scenario, result: dict[str, Any]) -> list[Finding]:
     """Everything wrong with one run: a driver error, monitor violations, a divergence from the model."""
     if result.get("error"):
         first = result["error"].splitlines()[0]
-        return [Finding("driver", "divergence", f"the real run failed: {first}", f"error {first}", scenario, [])]
+        return [Finding("driver", "divergence", f"the real run failed: {first}", f"error {first}", scenario=scenario)]
     events = observed_events(result["records"])
     findings = monitor_findings(scenario, events)
     steers = sum(1 for r in result["records"] if r["ev"] in ("steer", "steer_refused"))
@@ -61,7 +46,7 @@ def judge(scenario: Scenario, result: dict[str, Any]) -> list[Finding]:
     if result.get("unperformed"):
         findings.append(Finding("plan", "divergence",
                                 "the real run never reached a point where the model places a steer",
-                                "unreached point", scenario, []))
+                                "unreached point", scenario=scenario))
     return by_cause(scenario, events, findings)
 
 
@@ -88,28 +73,21 @@ def by_cause(scenario: Scenario, events: Sequence[Event], findings: list[Finding
 
 
 def monitor_findings(scenario: Scenario, events: Sequence[Event]) -> list[Finding]:
-    """The core invariants (`sim.core.monitors.CORE_MONITORS`) over the facts of the recorded events."""
+    """The core invariants (`sim.core.monitors.CORE_MONITORS`) over the facts of the recorded events,
+    in the monitors' order: each one's first violation, or what it says of the end."""
     facts = [facts_of(event) for event in events]
+    order = {name: index for index, name in enumerate(CORE_PROPERTY_NAMES)}
     out = []
-    for monitor in CORE_MONITORS:
-        state = monitor.initial()
-        message, last = None, len(events)
-        for index, event_facts in enumerate(facts):
-            try:
-                for fact in event_facts:
-                    if fact.name in monitor.watches:
-                        state = monitor.step(state, fact)
-            except MonitorViolation as broken:
-                message, last = f"{events[index].name}: {broken}", index + 1
-                break
+    for breach in sorted(replay_monitors(facts).first_breaches(), key=lambda b: order[b.monitor.name]):
+        if breach.position is None:
+            message, last = breach.message, len(events)
         else:
-            message = monitor.at_end(state)
-        if message:
-            cause = _cause(scenario)
-            steps = [{"event": event.to_json(), "facts": [f.to_json() for f in event_facts]}
-                     for event, event_facts in zip(events[:last], facts[:last], strict=True)]
-            out.append(Finding(monitor.name, "monitor", f"{message} [{cause}]",
-                               f"{monitor.name} {IDS.sub('ID', message)} {cause}", scenario, steps))
+            message, last = f"{events[breach.position].name}: {breach.message}", breach.position + 1
+        cause = _cause(scenario)
+        steps = [{"event": event.to_json(), "facts": [f.to_json() for f in event_facts]}
+                 for event, event_facts in zip(events[:last], facts[:last], strict=True)]
+        out.append(Finding(breach.monitor.name, "monitor", f"{message} [{cause}]",
+                           f"{breach.monitor.name} {IDS.sub('ID', message)} {cause}", scenario=scenario, steps=steps))
     return out
 
 
@@ -135,7 +113,7 @@ def property_findings(scenario: Scenario, path: Sequence[Any]) -> list[Finding]:
             summary = f"{violation.message} (at model step {index + 1}, {transition.action.label()})"
             steps = [step_json(t) for t in path[: index + 1]]
             out.append(Finding(violation.property, "monitor", summary,
-                               f"{violation.property} {transition.action.kind}", scenario, steps))
+                               f"{violation.property} {transition.action.kind}", scenario=scenario, steps=steps))
     return out
 
 
@@ -159,7 +137,7 @@ def divergence_finding(scenario: Scenario, model: Any, divergence: Divergence, e
                   "expected": [e.to_json() for e in divergence.expected],
                   "observed_tail": [e.to_json() for e in events[position: position + 8]]})
     return Finding("trace-validation", "divergence", summary, f"divergence {IDS.sub('ID', signature)}",
-                   scenario, steps)
+                   scenario=scenario, steps=steps)
 
 
 def _closest_mismatch(model: Any, divergence: Divergence, events: Sequence[Event]) -> tuple[Event, Event | None]:
