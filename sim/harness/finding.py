@@ -25,6 +25,8 @@ KINDS: dict[str, str] = {
     "defect": "a check failed for a catalogued root cause",
     "violation": "a check failed for a cause not in the catalogue",
     "by-design": "a check flags documented behaviour: listed, but it does not fail the run",
+    "stalled": "the run stopped short (a bounded wait ran out) where the model says it goes on",
+    "schema": "a message the implementation's own protocol schema refuses",
 }
 """Every kind a finding may have, with its meaning. A harness that attributes its findings to causes
 (OpenClaw's catalogue) turns `monitor` into `defect`, `violation` or `by-design`."""

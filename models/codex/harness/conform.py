@@ -22,12 +22,13 @@ from typing import Any
 from models.codex.harness import normalise
 from models.codex.harness.binary import Build, find_build
 from models.codex.harness.causes import CAUSES, REPRO_DIR
-from models.codex.harness.judge import Finding, judge, schema_findings
+from models.codex.harness.judge import judge, schema_findings
 from models.codex.harness.runner import run
 from models.codex.harness.scenarios import NAMED, SCENARIOS, Scenario
 from models.codex.harness.schema import ProtocolSchema
 from sim.argtypes import output_file, output_folder
 from sim.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION, ArgumentParser, UsageError
+from sim.harness.finding import Finding
 from sim.traces.trace import write_trace
 
 SEAMS = (
@@ -99,7 +100,8 @@ def group(findings: list[Finding]) -> list[Finding]:
 
 
 def finding_json(finding: Finding) -> dict[str, Any]:
-    out = finding.to_json()
+    out = {**finding.to_json(), "cause": finding.cause, "scenario": finding.scenario, "position": finding.position,
+           "scenarios": sorted(finding.scenarios), "events": finding.steps}
     out["reproduce"] = {"command": f"steersim conform codex --scenario '{finding.scenario}'"}
     cause = CAUSES.get(finding.cause)
     out["id"] = cause.id if cause else finding.cause

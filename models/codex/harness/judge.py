@@ -11,8 +11,6 @@ reported with what it waited for.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Any
 
 from models.codex import SPEC
 from models.codex.harness.observe import observe
@@ -21,28 +19,11 @@ from models.codex.harness.scenarios import Scenario
 from models.codex.model import CodexModel
 from sim.core.model import Event
 from sim.core.product import Violation
+from sim.harness.finding import Finding
 from sim.harness.validate import Validation, validate
 from sim.traces.trace import Trace, make_trace
 
 DIVERGENCE, DEFECT, STALLED, SCHEMA = "divergence", "defect", "stalled", "schema"
-
-
-@dataclass
-class Finding:
-    kind: str
-    property: str
-    cause: str  # the bug variant that explains the run, or a signature of the divergence
-    summary: str
-    scenario: str
-    position: int
-    events: list[Event] = field(default_factory=list)
-    scenarios: list[str] = field(default_factory=list)
-    trace: Trace | None = None  # the model path that explains the run (the bug variant's, for a defect)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "property": self.property, "cause": self.cause, "summary": self.summary,
-                "scenario": self.scenario, "position": self.position, "scenarios": sorted(self.scenarios),
-                "events": [e.to_json() for e in self.events]}
 
 
 def _reach(validation: Validation, total: int) -> int:
@@ -75,7 +56,7 @@ def judge_events(scenario: Scenario, end: str, events: list[Event]) -> tuple[lis
     if base.ok:
         if end == "ok":
             return [], session_trace(scenario, None, base, None)
-        finding = Finding(STALLED, "trace-validation", "stalled", end, scenario.name, len(events), events)
+        finding = _finding(STALLED, "trace-validation", "stalled", end, scenario, len(events), events)
         return [finding], session_trace(scenario, None, base, finding.summary)
     assert base.divergence is not None
     position, observed = base.divergence.position, base.divergence.observed
@@ -87,22 +68,29 @@ def judge_events(scenario: Scenario, end: str, events: list[Event]) -> tuple[lis
         best = max([best, *pairs], key=lambda t: t[0])
     if best[0] <= position:
         signature = f"{observed.name}:{observed.data.get('type', observed.data.get('outcome', ''))}"
-        finding = Finding(DIVERGENCE, "trace-validation", signature, base.divergence.summary(), scenario.name,
-                          position, events)
-        finding.trace = session_trace(scenario, None, base, finding.summary)
-        return [finding], finding.trace
+        finding = _finding(DIVERGENCE, "trace-validation", signature, base.divergence.summary(), scenario, position,
+                           events)
+        return [finding], session_trace(scenario, None, base, finding.summary)
     verb = "explain" if "+" in best[1] else "explains"
     how = f"{verb} the whole run" if best[0] == len(events) else f"{verb} it up to event {best[0]}"
     summary = (f"event {position} {observed.name} {dict(observed.data)} is not a behaviour of the model; "
                f"{' and '.join(best[1].split('+'))} {how}")
     trace = session_trace(scenario, best[1], best[2], summary)
     variants = {v.name: v for v in SPEC.variants}
-    findings = [Finding(DEFECT, variants[name].caught_by or "trace-validation", name,
-                        f"{summary} ({name}: {variants[name].doc})", scenario.name, position, events, trace=trace)
+    findings = [_finding(DEFECT, variants[name].caught_by or "trace-validation", name,
+                         f"{summary} ({name}: {variants[name].doc})", scenario, position, events)
                 for name in best[1].split("+")]
     return findings, trace
 
 
 def schema_findings(scenario: Scenario, problems: Iterable[tuple[str, str]]) -> list[Finding]:
     """A message the build's own JSON Schema refuses, one finding per place (direction, method, field)."""
-    return [Finding(SCHEMA, "protocol-schema", where, f"{where}: {what}", scenario.name, 0) for where, what in problems]
+    return [_finding(SCHEMA, "protocol-schema", where, f"{where}: {what}", scenario, 0, []) for where, what in problems]
+
+
+def _finding(kind: str, prop: str, cause: str, summary: str, scenario: Scenario, position: int,
+             events: list[Event]) -> Finding:
+    """A finding of one run: `cause` is the bug variant that explains it, or the divergence's signature;
+    the run's events up to it go with it."""
+    return Finding(prop, kind, summary, cause, position=position, cause=cause, scenario=scenario.name,
+                   steps=[e.to_json() for e in events])
