@@ -1,26 +1,17 @@
-"""Compact stores for the explorer: a fingerprint -> index hash table, and a packed frontier.
+"""Stores for a search: a fingerprint -> index hash table, and the explorer's frontier.
 
 `FingerprintTable` keeps 64-bit fingerprints and 32-bit discovery indices in two numpy arrays with open
 addressing (linear probing, at most 70% full): 12 bytes a slot, so 17 to 34 bytes a state, where a
-Python dict of ints takes over 100. `PackedStates` keeps a frontier state as marshal bytes (format 4,
-which shares repeated strings) instead of as live objects: a breadth-first frontier can hold a large
-share of the states, and as objects they take most of the checker's memory. (zlib would halve the
-bytes again but costs more per state than the whole rest of its expansion.) A state that marshal cannot
-encode is kept as it is.
+Python dict of ints takes over 100: the store for an engine that knows states by fingerprint (across
+processes). `Frontier` is the explorer's queue.
 """
 
 from __future__ import annotations
 
-import marshal
-import pickle
-import zlib
 from collections import deque
-from dataclasses import is_dataclass
 from typing import Any
 
 import numpy as np
-
-from sim.core.fingerprint import _fields_of
 
 EMPTY = np.uint64(0)
 
@@ -102,80 +93,26 @@ class FingerprintTable:
             slots = (slots[keep] + np.uint64(1)) & mask
 
 
-class PackedStates:
-    """Encode product states compactly and decode them back to equal values."""
-
-    def __init__(self) -> None:
-        self.classes: dict[str, type] = {}
-
-    def pack(self, pstate: Any) -> Any:
-        state = pstate[0]
-        if not is_dataclass(state):
-            return pstate
-        cls = type(state)
-        try:
-            blob = marshal.dumps((cls.__name__, _fields_of(cls)(state), pstate[1]), 4)
-        except ValueError:
-            return pstate
-        self.classes.setdefault(cls.__name__, cls)
-        return blob
-
-    def unpack(self, packed: Any) -> Any:
-        if not isinstance(packed, bytes):
-            return packed
-        name, values, mstates = marshal.loads(packed)
-        return (self.classes[name](*values), mstates)
-
-
 class Frontier:
-    """The explorer's queue of (index, packed state, depth), first in first out (breadth-first) or last
-    in first out (depth-first), kept in sealed chunks: every `CHUNK` entries are zlib-compressed
-    together, which shrinks similar states several times over at a few microseconds per state, where
-    compressing each state alone would cost more than expanding it."""
-
-    CHUNK = 2048
+    """The explorer's queue of (index, product state, depth), first in first out (breadth-first) or
+    last in first out (depth-first). The states it holds are those of the visited set, so it keeps
+    them as they are: no copy, and nothing to decode when one is taken."""
 
     def __init__(self, lifo: bool = False) -> None:
         self.lifo = lifo
-        self.sealed: deque[tuple[int, bytes]] = deque()  # (entries, compressed chunk), oldest first
-        self.reading: deque[tuple[int, Any, int]] = deque()  # breadth-first: the oldest chunk, unsealed
-        self.open: deque[tuple[int, Any, int]] = deque()  # the newest entries
-        self.count = 0
+        self.entries: deque[tuple[int, Any, int]] = deque()
+        self.append = self.entries.append
+        self.pop = self.entries.pop if lifo else self.entries.popleft
 
     def __len__(self) -> int:
-        return self.count
+        return len(self.entries)
 
     def __bool__(self) -> bool:
-        return self.count > 0
+        return bool(self.entries)
 
-    def append(self, entry: tuple[int, Any, int]) -> None:
-        self.open.append(entry)
-        self.count += 1
-        if len(self.open) >= self.CHUNK * (2 if self.lifo else 1):
-            self._seal()
+    def __getstate__(self) -> dict[str, Any]:
+        return {"lifo": self.lifo, "entries": self.entries}
 
-    def pop(self) -> tuple[int, Any, int]:
-        self.count -= 1
-        if self.lifo:
-            if not self.open:
-                self._unseal(self.sealed.pop())
-            return self.open.pop()
-        if not self.reading and self.sealed:
-            self.reading.extend(self._entries(self.sealed.popleft()))
-        return self.reading.popleft() if self.reading else self.open.popleft()
-
-    def _seal(self) -> None:
-        if self.lifo:
-            # keep the newest half open, seal the older half: popping from the end stays cheap
-            older = [self.open.popleft() for _ in range(self.CHUNK)]
-        else:
-            older = list(self.open)
-            self.open.clear()
-        self.sealed.append((len(older), zlib.compress(pickle.dumps(older, protocol=pickle.HIGHEST_PROTOCOL), 1)))
-
-    def _unseal(self, chunk: tuple[int, bytes]) -> None:
-        self.open.extend(self._entries(chunk))
-
-    @staticmethod
-    def _entries(chunk: tuple[int, bytes]) -> list[tuple[int, Any, int]]:
-        return pickle.loads(zlib.decompress(chunk[1]))
+    def __setstate__(self, saved: dict[str, Any]) -> None:
+        self.__init__(saved["lifo"])  # type: ignore[misc]
+        self.entries.extend(saved["entries"])
