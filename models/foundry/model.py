@@ -61,17 +61,17 @@ from models.foundry.state import (
     with_,
 )
 from sim.core.facts import Fact
-from sim.core.model import Action, Event, Property
+from sim.core.model import Action, Event, ModelBase, Property
 
 
-class FoundryModel:
+class FoundryModel(ModelBase):
     """One chain, `callers` callers, one process that may crash and restart. Parameters as in
     `models.foundry.SPEC`; `bug` one of `models.foundry.bugs.BUGS` or None."""
 
     name = "foundry"
     fair_actors = ("framework", "handler", "process")
     def __init__(self, params: Mapping[str, Any], bug: str | None = None) -> None:
-        self.bug = bug
+        super().__init__(params, bug)
         # framework.count: only a bug variant lets the visible queue count lag behind the queue
         self.action_kinds = ("caller.start", "caller.cancel", "handler.check", "handler.return", "handler.raise",
                              "handler.exit_for_recovery", "framework.enter", "framework.resolve",
@@ -304,6 +304,10 @@ class FoundryModel:
         return self._down(s, DONE)
 
     # ------------------------------------------------------------------ observation
+    def step(self, s: FoundryState, a: Action) -> tuple[FoundryState, list[Event]] | None:
+        t = self.next_state(s, a)
+        return None if t is None else (t, self.observe(s, a, t))
+
     def observe(self, s: FoundryState, a: Action, t: FoundryState) -> list[Event]:
         return E.observe(self, s, a, t)
 
@@ -313,7 +317,7 @@ class FoundryModel:
     def properties(self) -> list[Property]:
         from models.foundry.properties import properties
 
-        return properties(self)
+        return properties(self.params, self.bug)
 
     def default_timing(self) -> Mapping[str, Any]:
         return DEFAULT_TIMING

@@ -8,7 +8,8 @@ these cover what only Foundry promises, in its own words.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from models.foundry.state import (
     DOWN,
@@ -38,7 +39,14 @@ IN_FLIGHT = (ENTERING, RUNNING)
 RECORD_FIELDS = ("status", "last", "active", "queue", "turn", "cancel", "requested", "seen", "futures", "handle")
 
 
-def properties(m: FoundryModel) -> list[Property]:
+def properties(params: Mapping[str, Any], bug: str | None = None) -> list[Property]:
+    """The invariants and guards of one configuration. Some rules need what start() answers or
+    whether a crash is being recovered: the model's own pure functions of a state for this
+    configuration tell them (`FoundryModel.start_outcome`, `needs_recovery`, `ctx_input_id`)."""
+    from models.foundry.model import FoundryModel
+
+    m = FoundryModel(params, bug)
+
     def outcome(s: S, a: Action) -> str:
         return m.start_outcome(s, *a.args)
 

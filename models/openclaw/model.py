@@ -16,10 +16,10 @@ from models.openclaw import agent_core as core
 from models.openclaw import codex, gateway
 from models.openclaw import events as E
 from models.openclaw.config import Config
-from models.openclaw.properties import model_properties
+from models.openclaw.properties import properties
 from models.openclaw.state import ENDING, IDLE, START, OpenClawState, Step
 from sim.core.facts import Fact
-from sim.core.model import Action, Event, Property
+from sim.core.model import Action, Event, ModelBase, Property
 
 RUNTIME_STEPS = {
     "seq-a": "tool.checkpoint_a",
@@ -44,7 +44,7 @@ NO_ACTIVE_RUN = (IDLE, ENDING, START, "post-run")
 """Phases with no Agent run to abort: before prompt() starts one, after agent_end, between runs."""
 
 
-class OpenClawModel:
+class OpenClawModel(ModelBase):
     """Built from a `Config`; `bug` (inside it) selects a variant of BUGS."""
 
     name = "openclaw"
@@ -54,9 +54,9 @@ class OpenClawModel:
                     "gateway.replace", "gateway.drain")
 
     def __init__(self, cfg: Config) -> None:
+        super().__init__(None, cfg.bug)
         self.cfg = cfg
-        self._cache: tuple[Any, Any, tuple[OpenClawState, list[Event]]] | None = None
-        self._properties = model_properties(cfg, self.observe)
+        self._properties = properties(cfg)
 
     def init_states(self) -> Sequence[OpenClawState]:
         followups = tuple(f"f{n}" for n in range(1, self.cfg.agent_follow_ups + 1))
@@ -102,23 +102,10 @@ class OpenClawModel:
             return Action("gateway", "gateway.drain")
         return None
 
-    def next_state(self, s: OpenClawState, a: Action) -> OpenClawState | None:
-        return self._step(s, a)[0]
-
-    def observe(self, s: OpenClawState, a: Action, t: OpenClawState) -> list[Event]:
-        return self._step(s, a)[1]
-
-    def _step(self, s: OpenClawState, a: Action) -> tuple[OpenClawState, list[Event]]:
-        """Next state and events together, cached for the (state, action) just computed: the engines ask
-        for `next_state` and then `observe` of the same step."""
-        cache = self._cache
-        if cache is not None and cache[0] is s and cache[1] == a:
-            return cache[2]
+    def step(self, s: OpenClawState, a: Action) -> tuple[OpenClawState, list[Event]]:
         st = Step(s)
         self._apply(st, a)
-        result = st.done()
-        self._cache = (s, a, result)
-        return result
+        return st.done()
 
     def _apply(self, st: Step, a: Action) -> None:
         cfg, kind = self.cfg, a.kind
