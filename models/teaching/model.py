@@ -86,15 +86,15 @@ class TeachingModel:
     def next_state(self, s: TeachingState, a: Action) -> TeachingState:
         phase, i, c, nl, intr, pend, sent, rej, q, hist, nres, calls, ress = s
         kind = a.kind
+        if kind == "tool.finish":  # most steps are this one: `_set` written out
+            j = a.args[0]
+            return _new(TeachingState, (phase, i, c, nl, intr, pend, sent, rej, q, hist, nres,
+                                        (*calls[:j], False, *calls[j + 1:]), (*ress[:j], True, *ress[j + 1:])))
         if kind == "user.steer":
             if len(q) < self.Q:
                 return _new(TeachingState, (phase, i, c, nl, intr, pend, sent + 1, rej, (*q, sent + 1), hist, nres,
                                             calls, ress))
             return _new(TeachingState, (phase, i, c, nl, intr, pend, sent + 1, rej + 1, q, hist, nres, calls, ress))
-        if kind == "tool.finish":
-            j = a.args[0]
-            return _new(TeachingState, (phase, i, c, nl, intr, pend, sent, rej, q, hist, nres, _set(calls, j, False),
-                                        _set(ress, j, True)))
         if kind == "agent.model_call":
             return _new(TeachingState, (LAUNCH, 0, 0, 0, False, pend, sent, rej, q, hist, nres, calls, ress))
         if kind == "agent.skip":
@@ -122,7 +122,8 @@ class TeachingModel:
         """The step with its facts, without building its events: the facts of a step depend on the
         action and on at most one bit of the states (`_facts_key`), so each such pair is observed once."""
         t = self.next_state(s, a)
-        key = (a, _facts_key(s, a, t))
+        kind = a.kind
+        key = (a, None if kind == "tool.finish" else _facts_key(s, a, t))
         facts = self._facts_memo.get(key)
         if facts is None:
             facts = self._facts_memo[key] = tuple(f for e in self.observe(s, a, t) for f in self.facts(e))

@@ -17,7 +17,7 @@ model again.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any, NamedTuple
@@ -41,6 +41,27 @@ from sim.errors import ModelError
 PState = tuple[Hashable, tuple]
 _tuple = tuple.__new__  # builds a named tuple from its fields in C, as the hot path does once per step
 ADMITTED_LIMIT = 100_000  # facts remembered as checked; past it the memo starts again
+
+
+class MonitorStates(tuple):
+    """The monitor part of a product state: a tuple that computes its hash once. A search hashes every
+    state it reaches, and the monitors' open obligations are often the larger part of a state, while
+    the distinct monitor vectors are few and each is built once (`Product._follow` remembers them).
+    Equal to, and hashed like, the plain tuple of the same states; pickled as one, without the hash
+    (which depends on the process's hash seed)."""
+
+    hash: int
+
+    def __new__(cls, states: Iterable[Hashable]) -> MonitorStates:
+        self = tuple.__new__(cls, states)
+        self.hash = tuple.__hash__(self)
+        return self
+
+    def __hash__(self) -> int:
+        return self.hash
+
+    def __reduce__(self) -> tuple[Any, tuple[tuple, ...]]:
+        return (MonitorStates, (tuple(self),))
 
 
 class Violation(NamedTuple):
@@ -116,7 +137,9 @@ class Product:
         self._step_judges = tuple((p.name, p.step, p.with_events, p.doc) for p in raw if p.step is not None)
         self._state_judges = tuple((p.name, p.state, p.doc or f"{p.name} does not hold")
                                    for p in raw if p.state is not None)
-        wants_events = any(with_events for _, _, with_events, _ in self._step_judges)
+        self._plain_judges = tuple(judge for _, judge, with_events, _ in self._step_judges if not with_events)
+        self._evented_judges = tuple(judge for _, judge, with_events, _ in self._step_judges if with_events)
+        wants_events = bool(self._evented_judges)
         self._step_facts = None if wants_events else model.step_facts
         names = [info.name for info in self.property_infos()]
         duplicates = sorted({n for n in names if names.count(n) > 1})
@@ -131,7 +154,7 @@ class Product:
         return infos
 
     def init_states(self) -> list[PState]:
-        initial = tuple(m.initial() for m in self.monitors)
+        initial = MonitorStates(m.initial() for m in self.monitors)
         try:
             states = self.model.init_states()
         except Exception as broken:
@@ -140,6 +163,18 @@ class Product:
 
     def state_violations(self, pstate: PState) -> tuple[Violation, ...]:
         return tuple(self._state_broken(pstate[0]))
+
+    def _step_broken(self, state: Hashable, action: Action, nxt: Hashable, events: tuple[Event, ...]
+                     ) -> list[Violation]:
+        found = []
+        name = None
+        try:
+            for name, judge, with_events, doc in self._step_judges:
+                if not (judge(state, action, nxt, events) if with_events else judge(state, action, nxt)):
+                    found.append(Violation(name, doc or f"{name} broken by {action.label()}"))
+        except Exception as broken:
+            raise model_error(broken, state, action, what=f"property {name!r}") from broken
+        return found
 
     def _state_broken(self, state: Hashable) -> list[Violation]:
         found = []
@@ -185,7 +220,7 @@ class Product:
         stepper = fast or self.model.step
         to_facts = self.model.facts
         followed = self._followed
-        step_judges, state_judges = self._step_judges, self._state_judges
+        plain, evented, state_judges = self._plain_judges, self._evented_judges, self._state_judges
         out: list = []
         for position, action in enumerate(actions):
             try:
@@ -213,20 +248,24 @@ class Product:
             else:
                 target_mstates, broken_monitors = mstates, ()
             violations = list(broken_monitors) if broken_monitors else None
-            if step_judges:
-                name = None
-                try:
-                    for name, judge, with_events, doc in step_judges:
-                        if not (judge(state, action, nxt, events) if with_events else judge(state, action, nxt)):
-                            if violations is None:
-                                violations = []
-                            violations.append(Violation(name, doc or f"{name} broken by {action.label()}"))
-                except Exception as broken:
-                    raise model_error(broken, state, action, what=f"property {name!r}") from broken
-            if state_judges:
-                found = self._state_broken(nxt)
-                if found:
-                    violations = (violations or []) + found
+            # every property is first judged in one pass; only a step that breaks one (or raises) is
+            # judged again, property by property, to name what it broke in the properties' order
+            suspect = False
+            try:
+                for judge in plain:
+                    if not judge(state, action, nxt):
+                        suspect = True
+                for judge in evented:
+                    if not judge(state, action, nxt, events):
+                        suspect = True
+                for _, judge, _ in state_judges:
+                    if not judge(nxt):
+                        suspect = True
+            except Exception:
+                suspect = True
+            if suspect:
+                violations = (violations or []) + self._step_broken(state, action, nxt, events)
+                violations += self._state_broken(nxt)
             verdicts = tuple(violations) if violations else ()
             target = (nxt, target_mstates)
             out.append(_tuple(Transition, (action, target, events, facts, verdicts)) if whole
@@ -252,7 +291,7 @@ class Product:
                 new_mstates[index], broken = self.monitor_steps[index].follow(new_mstates[index], fact)
                 if broken is not None:
                     violations.append(Violation(self.monitors[index].name, broken))
-        hit = (tuple(new_mstates), tuple(violations))
+        hit = (MonitorStates(new_mstates), tuple(violations))
         if len(self._followed) >= MEMO_LIMIT:
             self._followed.clear()
         self._followed[(mstates, facts)] = hit
