@@ -270,6 +270,7 @@ class Explorer:
         if steps is None:
             steps = product.moves(state)
         fired = self.fired
+        parents = self.parents
         self.transitions += len(steps)
         symmetry = self.symmetry
         enabled_mask = 0
@@ -278,12 +279,12 @@ class Explorer:
             fired[kind] = fired.get(kind, 0) + 1
             if violations:
                 self._record_violations(index, k, violations)
-            key = canonical(self.model, target) if symmetry else target
-            target_index = visited.get(key, -1)
-            if target_index < 0:
-                target_index = self._add(key, index, k, depth + 1, target)
-                self._judge_state(target_index, target, (index, k))
-                frontier.append((target_index, target, depth + 1))
+            fresh = len(parents)
+            target_index = visited.setdefault(canonical(self.model, target) if symmetry else target, fresh)
+            if target_index == fresh:  # one hash of the state, whether it is new or not
+                self._record_state(fresh, index, k, depth + 1, target)
+                self._judge_state(fresh, target, (index, k))
+                frontier.append((fresh, target, depth + 1))
             if self.track_graph:
                 cls = self._class_of(action)
                 if cls != NO_CLASS:
@@ -302,6 +303,10 @@ class Explorer:
     def _add(self, key: Hashable, parent: int, action: int, depth: int, state: PState) -> int:
         index = len(self.parents)
         self.visited[key] = index
+        return self._record_state(index, parent, action, depth, state)
+
+    def _record_state(self, index: int, parent: int, action: int, depth: int, state: PState) -> int:
+        """The bookkeeping of state `index`, just entered in the visited set."""
         self.parents.append(parent)
         self.action_index.append(action)
         self.depths.append(depth)
