@@ -224,11 +224,11 @@ def cell(value: float | None, spec: str) -> str:
 
 
 def table(results: list[tuple[Case, list[Row]]]) -> list[str]:
-    out = [f"{'model':<10} {'size':<44} {'engine':<18} {'states':>9} {'secs':>7} {'states/s':>9} "
+    out = [f"{'model':<10} {'size':<52} {'engine':<18} {'states':>9} {'secs':>7} {'states/s':>9} "
            f"{'st/cpu-s':>9} {'B/state':>8} {'same':>4}"]
     for case, rows in results:
         for row in rows:
-            out.append(f"{case.model:<10} {case.label:<44} {row.engine:<18} {cell(row.states, ',d'):>9} "
+            out.append(f"{case.model:<10} {case.label:<52} {row.engine:<18} {cell(row.states, ',d'):>9} "
                        f"{cell(row.secs, '.2f'):>7} {cell(row.rate, ',.0f'):>9} {cell(row.cpu_rate, ',.0f'):>9} "
                        f"{cell(row.bytes_per_state, ',.0f'):>8} {row.same:>4}" + (f"  {row.note}" if row.note else ""))
     return out
