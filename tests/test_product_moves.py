@@ -159,3 +159,8 @@ def test_monitors_are_stepped_once_per_monitor_state_and_fact() -> None:
     fact = F.steer_submitted("s1", "c")
     monitor = product.monitor_steps[0]
     assert monitor.follow(init[1][0], fact) is monitor.follow(init[1][0], fact)
+
+
+def test_with_events_is_refused_for_a_state_property() -> None:
+    with pytest.raises(ValueError, match="with_events=True is for a step= property"):
+        Always("x", state=lambda s: True, with_events=True)

@@ -57,6 +57,7 @@ from models.foundry.state import (
     FoundryState,
     initial_state,
     input_id,
+    needs_recovery,
     set_at,
     with_,
 )
@@ -276,10 +277,7 @@ class FoundryModel(ModelBase):
             return head, tuple(f for f in futures if f != head)
         return NOBODY, futures
 
-    @staticmethod
-    def needs_recovery(s: FoundryState) -> bool:
-        """A record in progress that no execution of this lifetime tracks was left by a crash."""
-        return s.proc == BOOT and s.status == IN_PROGRESS and s.turn == NONE
+    needs_recovery = staticmethod(needs_recovery)  # a pure function of the state (`models.foundry.state`)
 
     def _recover(self, s: FoundryState) -> FoundryState:
         """The recovery scan (at startup, or inline in start()): re-enter the interrupted turn."""

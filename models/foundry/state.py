@@ -84,6 +84,11 @@ def with_(s: FoundryState, **changes: Any) -> FoundryState:
     return _new(FoundryState, values)
 
 
+def needs_recovery(s: FoundryState) -> bool:
+    """A record in progress that no execution of this lifetime tracks was left by a crash."""
+    return s.proc == BOOT and s.status == IN_PROGRESS and s.turn == NONE
+
+
 def initial_state(callers: int) -> FoundryState:
     return FoundryState(
         proc=UP, crashes=0, shutdowns=0, cancels=0, callers=(IDLE,) * callers, queued=(False,) * callers,

@@ -85,6 +85,9 @@ class Always(Generic[S]):
     def __post_init__(self) -> None:
         if (self.state is None) == (self.step is None):
             raise ValueError(f"Always({self.name!r}) needs exactly one of state= or step=")
+        if self.with_events and self.step is None:
+            raise ValueError(f"Always({self.name!r}): with_events=True is for a step= property, which it hands "
+                             "the step's events")
 
 
 @dataclass(frozen=True)
