@@ -3,8 +3,6 @@ as a small change of the model (the mutants the mutation benchmark found survivi
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
 from models.teaching.model import IDLE, TeachingModel
@@ -46,7 +44,7 @@ class IdleAfterDelivery(TeachingModel):
 
     def next_state(self, s, a):
         t = super().next_state(s, a)
-        return replace(t, phase=IDLE) if a.kind == "agent.clear" and s.pend else t
+        return t._replace(phase=IDLE) if a.kind == "agent.clear" and s.pend else t
 
 
 @pytest.mark.parametrize(("model", "caught_by"), [

@@ -122,10 +122,10 @@ def test_cli_engine_flag(capsys):
 
 def test_monitor_table_is_the_monitor_tabulated():
     from sim.core import facts as F
-    from sim.core.monitors import OneActiveTurn
+    from sim.core.monitors import OneActiveTurn, StepMemo
 
     alphabet = [F.turn_started("t1", "c"), F.turn_ended("t1", "completed")]
-    table = MonitorTable(OneActiveTurn(), alphabet)
+    table = MonitorTable(StepMemo(OneActiveTurn()), alphabet)
     empty = table.intern(OneActiveTurn().initial())
     ids, broken = table.step(np.array([empty, empty]), np.array([0, 1]))
     assert broken.tolist() == [False, True]  # ending a turn that is not active breaks the invariant

@@ -59,21 +59,22 @@ from models.foundry.state import (
     FoundryState,
     initial_state,
     input_id,
+    needs_recovery,
     set_at,
     with_,
 )
 from sim.core.facts import Fact
-from sim.core.model import Action, Event, Property
+from sim.core.model import Action, Event, ModelBase, Property
 
 
-class FoundryModel:
+class FoundryModel(ModelBase):
     """One chain, `callers` callers, one process that may crash and restart. Parameters as in
     `models.foundry.SPEC`; `bug` the name of one of `models.foundry.spec.BUGS` or None."""
 
     name = "foundry"
     fair_actors = ("framework", "handler", "process")
     def __init__(self, params: Mapping[str, Any], bug: str | None = None) -> None:
-        self.bug = bug
+        super().__init__(params, bug)
         # framework.count: only a bug variant lets the visible queue count lag behind the queue
         self.action_kinds = ("caller.start", "caller.cancel", "handler.check", "handler.return", "handler.raise",
                              "handler.exit_for_recovery", "framework.enter", "framework.resolve",
@@ -278,10 +279,7 @@ class FoundryModel:
             return head, tuple(f for f in futures if f != head)
         return NOBODY, futures
 
-    @staticmethod
-    def needs_recovery(s: FoundryState) -> bool:
-        """A record in progress that no execution of this lifetime tracks was left by a crash."""
-        return s.proc == BOOT and s.status == IN_PROGRESS and s.turn == NONE
+    needs_recovery = staticmethod(needs_recovery)  # a pure function of the state (`models.foundry.state`)
 
     def _recover(self, s: FoundryState) -> FoundryState:
         """The recovery scan (at startup, or inline in start()): re-enter the interrupted turn."""
@@ -306,6 +304,10 @@ class FoundryModel:
         return self._down(s, DONE)
 
     # ------------------------------------------------------------------ observation
+    def step(self, s: FoundryState, a: Action) -> tuple[FoundryState, list[Event]] | None:
+        t = self.next_state(s, a)
+        return None if t is None else (t, self.observe(s, a, t))
+
     def observe(self, s: FoundryState, a: Action, t: FoundryState) -> list[Event]:
         return E.observe(self, s, a, t)
 
@@ -315,7 +317,7 @@ class FoundryModel:
     def properties(self) -> list[Property]:
         from models.foundry.properties import properties
 
-        return properties(self)
+        return properties(self.params, self.bug)
 
     def default_timing(self) -> Mapping[str, Any]:
         return DEFAULT_TIMING

@@ -33,6 +33,7 @@ warm-up responses), A17 (no early continuation).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from operator import attrgetter
 from typing import Any
 
 from models.openai_ws import wire
@@ -59,15 +60,16 @@ from models.openai_ws.state import (
     Response,
     Steer,
     WsState,
+    lane_stream_id,
 )
 from sim.core import facts as F
-from sim.core.model import Action, Event, Property
+from sim.core.model import Action, Event, ModelBase, Property
 
 CLIENT, SERVER, CONNECTION = "client", "server", "connection"
 INTERNAL = "server"  # internal bookkeeping events go from the server to itself
 
 
-class OpenAIWsModel:
+class OpenAIWsModel(ModelBase):
     """The model for one parameter set (see `models.openai_ws.spec.PARAMS`) and an optional bug."""
 
     name = "openai-ws"
@@ -77,16 +79,13 @@ class OpenAIWsModel:
                     "server.successor_fails", "server.pending", "tool.finish", "fault.disconnect")
 
     def __init__(self, params: Mapping[str, Any], bug: str | None = None) -> None:
-        self.p = dict(params)
-        self.bug = bug
+        super().__init__(params, bug)
+        self.p = self.params
         self.lanes = self.p["lanes"]
-        self._cache: tuple[WsState, Action, WsState | None, tuple[Event, ...]] | None = None
 
     # ------------------------------------------------------------------ naming helpers
     def stream_id(self, lane: int) -> str | None:
-        if lane == 0 and self.p["stream_ids"] == "default":
-            return None
-        return f"lane-{chr(ord('a') + lane)}"
+        return lane_stream_id(self.p["stream_ids"], lane)
 
     def chain(self, lane: int) -> str:
         return self.stream_id(lane) or DEFAULT_CHAIN
@@ -117,15 +116,17 @@ class OpenAIWsModel:
             out.append(Action(CONNECTION, "fault.disconnect"))
         return out
 
-    def next_state(self, s: WsState, a: Action) -> WsState | None:
-        return self._step(s, a)[0]
-
-    def observe(self, s: WsState, a: Action, t: WsState) -> tuple[Event, ...]:
-        return self._step(s, a)[1]
+    def step(self, s: WsState, a: Action) -> tuple[WsState, tuple[Event, ...]]:
+        step = _Step(self, s)
+        handler = getattr(step, a.kind.replace(".", "_"), None)
+        if handler is None:
+            raise ValueError(f"openai-ws model has no action kind {a.kind!r}")
+        handler(*a.args)
+        return step.state(), tuple(step.events)
 
     def events(self, s: WsState, a: Action) -> tuple[Event, ...]:
-        """The events of a transition (cached: the product asks several times per step)."""
-        return self._step(s, a)[1]
+        """The events of a transition (what a served session compares a real client's frame with)."""
+        return self.step(s, a)[1]
 
     def match_event(self, expected: Event, observed: Event) -> bool:
         """A recorded client frame matches the model's by structure (`matching.frame_matches`)."""
@@ -142,9 +143,9 @@ class OpenAIWsModel:
         return rejudge(trace)
 
     def properties(self) -> list[Property]:
-        from models.openai_ws.properties import model_properties
+        from models.openai_ws.properties import properties
 
-        return model_properties(self)
+        return properties(self.params, self.bug)
 
     def default_timing(self) -> Mapping[str, Any]:
         return DEFAULT_TIMING
@@ -267,19 +268,9 @@ class OpenAIWsModel:
         so the model drops the connection only then, which keeps the state space small."""
         return any(r.conn == s.conn and r.queue for r in s.responses)
 
-    # ------------------------------------------------------------------ transitions
-    def _step(self, s: WsState, a: Action) -> tuple[WsState | None, tuple[Event, ...]]:
-        cached = self._cache
-        if cached is not None and cached[0] is s and cached[1] == a:
-            return cached[2], cached[3]
-        step = _Step(self, s)
-        handler = getattr(step, a.kind.replace(".", "_"), None)
-        if handler is None:
-            raise ValueError(f"openai-ws model has no action kind {a.kind!r}")
-        handler(*a.args)
-        result = (step.state(), tuple(step.events))
-        self._cache = (s, a, *result)
-        return result
+
+_response_fields = attrgetter(*Response.__slots__)  # a Response's fields as a tuple, read in C
+RESPONSE_FIELD = {name: k for k, name in enumerate(Response.__slots__)}
 
 
 class _Step:
@@ -305,10 +296,10 @@ class _Step:
 
     # ------------------------------------------------------------------ helpers
     def update(self, index: int, **changes: Any) -> Response:
-        r = self.responses[index]
-        values = {name: getattr(r, name) for name in Response.__slots__}
-        values.update(changes)
-        self.responses[index] = Response(**values)
+        values = list(_response_fields(self.responses[index]))
+        for name, value in changes.items():
+            values[RESPONSE_FIELD[name]] = value
+        self.responses[index] = Response(*values)
         return self.responses[index]
 
     def seq(self, index: int | None) -> int:

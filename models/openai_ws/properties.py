@@ -1,15 +1,16 @@
 """The spec's invariants (section 6 of `openai-responses-ws.md`) as properties of the model, named
 `invNN-…` after them, the client obligations (invariant 22) as the `client-…` group, and vacuity guards.
 
-Step properties read the transition's wire events (`model.events`, cached per step), so they judge what
-the client would see, not the model's bookkeeping. Invariants 1-21 are all expressed; 7's liveness half
+Step properties read the transition's wire events, which the engine hands them (`Always(with_events=True)`),
+so they judge what the client would see, not the model's bookkeeping. They are built from the
+configuration (parameters and bug variant) alone. Invariants 1-21 are all expressed; 7's liveness half
 ("afterwards a successor or a failure") and 1's are the core `no-lost-steers` with its eventually form.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from models.openai_ws import wire
 from models.openai_ws.client import CLIENT_RULES, ClientView, canonical_input, judge
@@ -24,11 +25,11 @@ from models.openai_ws.state import (
     UNRESOLVED,
     WAITING,
     WsState,
+    lane_stream_id,
 )
 from sim.core.model import Action, Always, Event, Property, Sometimes
 
-if TYPE_CHECKING:
-    from models.openai_ws.model import OpenAIWsModel
+Params = Mapping[str, Any]
 
 TERMINAL_EVENTS = ("response.completed", "response.incomplete", "response.failed")
 
@@ -41,10 +42,12 @@ def response_index(response_id: str) -> int:
     return int(response_id.removeprefix("resp_")) - 1
 
 
-def _sent(events: tuple[Event, ...], *names: str) -> Iterator[dict[str, Any]]:
-    for event in events:
-        if event.name in names:
-            yield dict(event.data)
+Events = tuple[Event, ...]
+
+
+def _sent(events: Events, *names: str) -> list[Mapping[str, Any]]:
+    """The payloads of the step's events named `names`, in wire order (read, never changed)."""
+    return [event.data for event in events if event.name in names]
 
 
 def _queued_steers(s: WsState) -> list[int]:
@@ -69,23 +72,25 @@ def one_active_per_lane(s: WsState) -> bool:
 
 # ------------------------------------------------------------------------------------- step invariants
 class Judge:
-    """Binds the model, so each invariant is a method of (s, a, t) over the transition's events."""
+    """The step invariants for one configuration: each a method of (s, a, t, events), the transition's
+    wire events as the engine computed them."""
 
-    def __init__(self, model: OpenAIWsModel) -> None:
-        self.m = model
+    def __init__(self, params: Params) -> None:
+        self.p = params
+        self._view: tuple[WsState, ClientView] | None = None
+        self._findings: tuple[tuple[Event, ...], list[str]] | None = None
 
-    def ev(self, s: WsState, a: Action) -> tuple[Event, ...]:
-        return self.m.events(s, a)
+    def stream_id(self, lane: int) -> str | None:
+        return lane_stream_id(self.p["stream_ids"], lane)
 
-    def no_double_application(self, s: WsState, a: Action, t: WsState) -> bool:
-        for data in _sent(self.ev(s, a), "steer.committed", "response.steer.failed"):
+    def no_double_application(self, s: WsState, a: Action, t: WsState, events: Events) -> bool:
+        for data in _sent(events, "steer.committed", "response.steer.failed"):
             sid = data["steer"].get("id")
             if sid is not None and s.steers[steer_number(sid)].status not in UNRESOLVED:
                 return False
         return True
 
-    def failure_id_after_acceptance(self, s: WsState, a: Action, t: WsState) -> bool:
-        events = self.ev(s, a)
+    def failure_id_after_acceptance(self, s: WsState, a: Action, t: WsState, events: Events) -> bool:
         for data in _sent(events, "response.steer.failed"):
             sid = data["steer"].get("id")
             if sid is None and a.kind != "client.steer":
@@ -94,13 +99,13 @@ class Judge:
                 return False
         return True
 
-    def unique_ids(self, s: WsState, a: Action, t: WsState) -> bool:
+    def unique_ids(self, s: WsState, a: Action, t: WsState, events: Events) -> bool:
         return all(steer_number(d["steer"]["id"]) >= len(s.steers)
-                   for d in _sent(self.ev(s, a), "response.steer.accepted"))
+                   for d in _sent(events, "response.steer.accepted"))
 
-    def submission_order(self, s: WsState, a: Action, t: WsState) -> bool:
+    def submission_order(self, s: WsState, a: Action, t: WsState, events: Events) -> bool:
         committed: dict[str, list[int]] = {}
-        for data in _sent(self.ev(s, a), "steer.committed"):
+        for data in _sent(events, "steer.committed"):
             committed.setdefault(data["response_id"], []).append(steer_number(data["steer"]["id"]))
         for successor, numbers in committed.items():
             parent = t.responses[response_index(successor)].parent
@@ -109,25 +114,24 @@ class Judge:
                 return False
         return True
 
-    def commit_after_parent_terminal(self, s: WsState, a: Action, t: WsState) -> bool:
-        for data in _sent(self.ev(s, a), "response.created"):
+    def commit_after_parent_terminal(self, s: WsState, a: Action, t: WsState, events: Events) -> bool:
+        for data in _sent(events, "response.created"):
             previous = data["response"]["previous_response_id"]
             if previous is None:
                 continue
             parent = s.responses[response_index(previous)]
-            if parent.status == IN_PROGRESS or data.get("stream_id") != self.m.stream_id(parent.lane):
+            if parent.status == IN_PROGRESS or data.get("stream_id") != self.stream_id(parent.lane):
                 return False
         return True
 
-    def steered_has_accepted_steer(self, s: WsState, a: Action, t: WsState) -> bool:
-        for data in _sent(self.ev(s, a), "response.incomplete"):
+    def steered_has_accepted_steer(self, s: WsState, a: Action, t: WsState, events: Events) -> bool:
+        for data in _sent(events, "response.incomplete"):
             steered = data["response"]["incomplete_details"]["reason"] == "steered"
             if steered and not s.responses[response_index(data["response"]["id"])].queue:
                 return False
         return True
 
-    def no_successor_while_input_required(self, s: WsState, a: Action, t: WsState) -> bool:
-        events = self.ev(s, a)
+    def no_successor_while_input_required(self, s: WsState, a: Action, t: WsState, events: Events) -> bool:
         answered = {item["call_id"] for d in _sent(events, "response.create") if isinstance(d["input"], list)
                     for item in d["input"] if item.get("type") == "function_call_output"}
         for data in _sent(events, "response.created"):
@@ -139,8 +143,7 @@ class Judge:
                 return False
         return True
 
-    def tool_completeness(self, s: WsState, a: Action, t: WsState) -> bool:
-        events = self.ev(s, a)
+    def tool_completeness(self, s: WsState, a: Action, t: WsState, events: Events) -> bool:
         for data in _sent(events, "response.create"):
             previous = data.get("previous_response_id")
             if previous is None:
@@ -158,8 +161,8 @@ class Judge:
                 return False
         return True
 
-    def pending_discipline(self, s: WsState, a: Action, t: WsState) -> bool:
-        for data in _sent(self.ev(s, a), "response.steer.pending"):
+    def pending_discipline(self, s: WsState, a: Action, t: WsState, events: Events) -> bool:
+        for data in _sent(events, "response.steer.pending"):
             target = s.responses[response_index(data["steer"]["previous_response_id"])]
             if s.steers[steer_number(data["steer"]["id"])].status != ACCEPTED:
                 return False
@@ -167,15 +170,14 @@ class Judge:
                 return False
         return True
 
-    def one_continuation_per_parent(self, s: WsState, a: Action, t: WsState) -> bool:
-        for data in _sent(self.ev(s, a), "response.created"):
+    def one_continuation_per_parent(self, s: WsState, a: Action, t: WsState, events: Events) -> bool:
+        for data in _sent(events, "response.created"):
             previous = data["response"]["previous_response_id"]
             if previous is not None and s.responses[response_index(previous)].successor >= 0:
                 return False
         return True
 
-    def connection_locality(self, s: WsState, a: Action, t: WsState) -> bool:
-        events = self.ev(s, a)
+    def connection_locality(self, s: WsState, a: Action, t: WsState, events: Events) -> bool:
         for data in _sent(events, "steer.committed", "response.steer.pending", "response.steer.failed"):
             sid = data["steer"].get("id")
             if sid is not None and s.steers[steer_number(sid)].conn != s.conn:
@@ -185,14 +187,14 @@ class Judge:
             return codes == ["response_not_found"]
         return True
 
-    def stream_id_echo(self, s: WsState, a: Action, t: WsState) -> bool:
-        for event in self.ev(s, a):
+    def stream_id_echo(self, s: WsState, a: Action, t: WsState, events: Events) -> bool:
+        for event in events:
             if event.source != "server" or event.target != "client" or "sequence_number" not in event.data:
                 continue
             index = self._about(event.data, a)
             expected = None
             if index is not None and t.responses[index].conn == s.conn:
-                expected = self.m.stream_id(t.responses[index].lane)
+                expected = self.stream_id(t.responses[index].lane)
             if event.data.get("stream_id") != expected:
                 return False
         return True
@@ -205,26 +207,26 @@ class Judge:
             return response_index(data["steer"]["previous_response_id"])
         return a.args[0]
 
-    def eligibility(self, s: WsState, a: Action, t: WsState) -> bool:
+    def eligibility(self, s: WsState, a: Action, t: WsState, events: Events) -> bool:
         if a.kind != "client.steer":
             return True
         target = s.responses[a.args[0]]
         if target.steerable or target.conn != s.conn:
             return True
-        return [(d["error"]["code"], "id" in d["steer"]) for d in _sent(self.ev(s, a), "response.steer.failed")] == [
+        return [(d["error"]["code"], "id" in d["steer"]) for d in _sent(events, "response.steer.failed")] == [
             ("steering_not_supported", False)]
 
-    def rejected_has_no_effect(self, s: WsState, a: Action, t: WsState) -> bool:
+    def rejected_has_no_effect(self, s: WsState, a: Action, t: WsState, events: Events) -> bool:
         if a.kind != "client.steer" or t.steers[-1].status == ACCEPTED:
             return True
         return [_without_seq(r) for r in s.responses] == [_without_seq(r) for r in t.responses]
 
-    def refusal_names_the_parent(self, s: WsState, a: Action, t: WsState) -> bool:
+    def refusal_names_the_parent(self, s: WsState, a: Action, t: WsState, events: Events) -> bool:
         """A steer refused for its parent's state says which one: response_already_completed for a parent
         that completed (A4, A5), response_not_active for any other (A3)."""
         if a.kind != "client.steer":
             return True
-        for data in _sent(self.ev(s, a), "response.steer.failed"):
+        for data in _sent(events, "response.steer.failed"):
             code = data["error"]["code"]
             if "id" in data["steer"] or code not in ("response_already_completed", "response_not_active"):
                 continue
@@ -233,8 +235,7 @@ class Judge:
                 return False
         return True
 
-    def input_round_trip(self, s: WsState, a: Action, t: WsState) -> bool:
-        events = self.ev(s, a)
+    def input_round_trip(self, s: WsState, a: Action, t: WsState, events: Events) -> bool:
         sent = {d["previous_response_id"]: d["input"] for d in _sent(events, "response.steer")}
         for data in _sent(events, "response.steer.failed"):
             steer = data["steer"]
@@ -247,8 +248,8 @@ class Judge:
                 return False
         return True
 
-    def output_never_rewritten(self, s: WsState, a: Action, t: WsState) -> bool:
-        for data in _sent(self.ev(s, a), *TERMINAL_EVENTS):
+    def output_never_rewritten(self, s: WsState, a: Action, t: WsState, events: Events) -> bool:
+        for data in _sent(events, *TERMINAL_EVENTS):
             index = response_index(data["response"]["id"])
             r = s.responses[index]
             finished = [wire.output_item(kind, index, True) for kind in r.kinds[: r.done]]
@@ -256,15 +257,15 @@ class Judge:
                 return False
         return True
 
-    def safe_output_boundary(self, s: WsState, a: Action, t: WsState) -> bool:
-        for data in _sent(self.ev(s, a), "response.incomplete"):
+    def safe_output_boundary(self, s: WsState, a: Action, t: WsState, events: Events) -> bool:
+        for data in _sent(events, "response.incomplete"):
             if s.responses[response_index(data["response"]["id"])].open:
                 return False
         return True
 
-    def lifecycle_well_formed(self, s: WsState, a: Action, t: WsState) -> bool:
+    def lifecycle_well_formed(self, s: WsState, a: Action, t: WsState, events: Events) -> bool:
         created = 0
-        for event in self.ev(s, a):
+        for event in events:
             data = event.data
             if event.name == "response.created":
                 created += 1
@@ -281,10 +282,10 @@ class Judge:
                 return False
         return True
 
-    def sequence_numbers_increase(self, s: WsState, a: Action, t: WsState) -> bool:
-        per_scope = self.m.p["sequence_scope"] == "response"
+    def sequence_numbers_increase(self, s: WsState, a: Action, t: WsState, events: Events) -> bool:
+        per_scope = self.p["sequence_scope"] == "response"
         last: dict[Any, int] = {}
-        for event in self.ev(s, a):
+        for event in events:
             if event.target != "client" or "sequence_number" not in event.data:
                 continue
             index = self._about(event.data, a)
@@ -298,26 +299,34 @@ class Judge:
             last[scope] = seq
         return True
 
-    def client_rule(self, rule: str) -> Callable[[WsState, Action, WsState], bool]:
-        def holds(s: WsState, a: Action, t: WsState) -> bool:
+    def client_rule(self, rule: str) -> Callable[[WsState, Action, WsState, Events], bool]:
+        def holds(s: WsState, a: Action, t: WsState, events: Events) -> bool:
             if not a.kind.startswith("client."):
                 return True
-            view = view_of_state(self.m, s)
-            frames = [e.data for e in self.ev(s, a) if e.source == "client" and "type" in e.data]
-            return all(name != rule for frame in frames for name, _ in judge(view, frame))
+            return rule not in self._broken_rules(s, events)
 
         return holds
+
+    def _broken_rules(self, s: WsState, events: Events) -> list[str]:
+        """The client rules the transition's frames break, judged once per transition for all the
+        rules (the engine hands every property of one step the same events)."""
+        if self._findings is None or self._findings[0] is not events:
+            view = view_of_state(self.p, s)
+            frames = [e.data for e in events if e.source == "client" and "type" in e.data]
+            self._findings = (events, [name for frame in frames for name, _ in judge(view, frame)])
+        return self._findings[1]
 
 
 def _without_seq(r: Any) -> tuple:
     return tuple(getattr(r, name) for name in type(r).__slots__ if name != "seq")
 
 
-def view_of_state(model: OpenAIWsModel, s: WsState) -> ClientView:
+def view_of_state(params: Params, s: WsState) -> ClientView:
     """What the client had been told in state `s` (the model's side of the client obligations)."""
     unresolved = tuple(sorted(canonical_input(wire.steer_text(st.text)) for st in s.steers
                               if st.status in UNRESOLVED and st.conn == s.conn))
-    lanes = tuple(sorted((wire.response_id(i), model.stream_id(r.lane)) for i, r in enumerate(s.responses)))
+    lanes = tuple(sorted((wire.response_id(i), lane_stream_id(params["stream_ids"], r.lane))
+                          for i, r in enumerate(s.responses)))
     automatic = tuple(wire.response_id(i) for i, r in enumerate(s.responses) if (r.queue and r.next == AUTO)
                       or (r.successor >= 0 and s.responses[r.successor].origin == "auto"))
     awaiting = tuple(wire.response_id(i) for i, r in enumerate(s.responses) if r.queue and r.next == WAITING)
@@ -369,9 +378,11 @@ INVARIANT_DOCS = {
 }
 
 
-def model_properties(model: OpenAIWsModel) -> list[Property]:
-    j = Judge(model)
-    limit = model.p["pending_limit"]
+def properties(params: Params, bug: str | None = None) -> list[Property]:
+    """The invariants, client obligations and vacuity guards of one configuration (the bug variant
+    changes the model, not what it must satisfy)."""
+    j = Judge(params)
+    limit = params["pending_limit"]
     steps = {
         "inv02-no-double-application": j.no_double_application,
         "inv03-failure-id-after-acceptance": j.failure_id_after_acceptance,
@@ -400,15 +411,14 @@ def model_properties(model: OpenAIWsModel) -> list[Property]:
         "inv21-bounded-queue": lambda s: all(len(r.queue) <= limit for r in s.responses),
     }
     props: list[Property] = [Always(name, state=fn, doc=INVARIANT_DOCS[name]) for name, fn in states.items()]
-    props += [Always(name, step=fn, doc=INVARIANT_DOCS[name]) for name, fn in steps.items()]
-    props += [Always(rule, step=j.client_rule(rule), doc=doc) for rule, doc in CLIENT_RULES.items()]
-    return props + vacuity_guards(model)
+    props += [Always(name, step=fn, doc=INVARIANT_DOCS[name], with_events=True) for name, fn in steps.items()]
+    props += [Always(rule, step=j.client_rule(rule), doc=doc, with_events=True) for rule, doc in CLIENT_RULES.items()]
+    return props + vacuity_guards(params)
 
 
-def vacuity_guards(model: OpenAIWsModel) -> list[Property]:
+def vacuity_guards(p: Params) -> list[Property]:
     """The situations a check must reach to prove anything about steering, for the configurations that
     can reach them."""
-    p = model.p
     if not (p["steerable"] and p["steers"]):
         return []
     guards: list[Property] = []

@@ -87,3 +87,10 @@ class WsState:
     steers: tuple[Steer, ...] = ()
     carry: tuple[int, ...] = ()
     conn_seq: int = 0
+
+
+def lane_stream_id(stream_ids: str, lane: int) -> str | None:
+    """The `stream_id` a lane sends (parameter `stream_ids`): none for lane 0 when it is the default lane."""
+    if lane == 0 and stream_ids == "default":
+        return None
+    return f"lane-{chr(ord('a') + lane)}"

@@ -17,11 +17,11 @@ from models.openclaw import codex, gateway
 from models.openclaw import events as E
 from models.openclaw.config import Config
 from models.openclaw.facts import facts
-from models.openclaw.properties import model_properties, replay_lifecycle
+from models.openclaw.properties import properties, replay_lifecycle
 from models.openclaw.spec import DEFAULT_TIMING
 from models.openclaw.state import ENDING, IDLE, START, OpenClawState, Step
 from sim.core.facts import Fact
-from sim.core.model import Action, Event, Property
+from sim.core.model import Action, Event, ModelBase, Property
 
 RUNTIME_STEPS = {
     "seq-a": "tool.checkpoint_a",
@@ -46,7 +46,7 @@ NO_ACTIVE_RUN = (IDLE, ENDING, START, "post-run")
 """Phases with no Agent run to abort: before prompt() starts one, after agent_end, between runs."""
 
 
-class OpenClawModel:
+class OpenClawModel(ModelBase):
     """Built from a `Config`; `bug` (inside it) selects a variant of BUGS."""
 
     name = "openclaw"
@@ -56,9 +56,9 @@ class OpenClawModel:
                     "gateway.replace", "gateway.drain")
 
     def __init__(self, cfg: Config) -> None:
+        super().__init__(None, cfg.bug)
         self.cfg = cfg
-        self._cache: tuple[Any, Any, tuple[OpenClawState, list[Event]]] | None = None
-        self._properties = model_properties(cfg, self.observe)
+        self._properties = properties(cfg)
 
     def init_states(self) -> Sequence[OpenClawState]:
         followups = tuple(f"f{n}" for n in range(1, self.cfg.agent_follow_ups + 1))
@@ -104,24 +104,11 @@ class OpenClawModel:
             return Action("gateway", "gateway.drain")
         return None
 
-    def next_state(self, s: OpenClawState, a: Action) -> OpenClawState | None:
-        return self._step(s, a)[0]
-
-    def observe(self, s: OpenClawState, a: Action, t: OpenClawState) -> list[Event]:
-        return self._step(s, a)[1]
-
-    def _step(self, s: OpenClawState, a: Action) -> tuple[OpenClawState, list[Event]]:
-        """Next state and events together, cached for the (state, action) just computed: the engines ask
-        for `next_state` and then `observe` of the same step."""
-        cache = self._cache
-        if cache is not None and cache[0] is s and cache[1] == a:
-            return cache[2]
+    def step(self, s: OpenClawState, a: Action) -> tuple[OpenClawState, list[Event]]:
         st = Step(s)
         self._apply(st, a)
         st.seen = replay_lifecycle(s.seen, st.emitted)
-        result = st.done()
-        self._cache = (s, a, result)
-        return result
+        return st.done()
 
     def _apply(self, st: Step, a: Action) -> None:
         cfg, kind = self.cfg, a.kind

@@ -1,6 +1,7 @@
 """OpenClaw's own promises (spec section 13), as properties named after them.
 
-Most are step properties over the native events a transition emits, judged against the call statuses
+Most are step properties over the native events a transition emits (which the engine hands them, so no
+property steps the model again), judged against the call statuses
 of the source state, so each reads like the documented rule: "a tool that started is never cancelled",
 "a drained steer is appended before the next model call". Vacuity guards (`Sometimes`) are added only
 where the configuration can reach the situation they name.
@@ -14,9 +15,7 @@ from models.openclaw import events as E
 from models.openclaw.agent_core import NEW, RUNNING
 from models.openclaw.config import Config, route_of
 from models.openclaw.state import IDLE, START, OpenClawState
-from sim.core.model import Action, Always, Event, Property, Sometimes
-
-Observe = Callable[[OpenClawState, Action, OpenClawState], Sequence[Event]]
+from sim.core.model import Always, Event, Property, Sometimes
 
 
 def _call_index(call: str) -> int:
@@ -175,30 +174,34 @@ def _summary_bounded(cfg: Config, events: Sequence[Event]) -> bool:
     return True
 
 
-def model_properties(cfg: Config, observe: Observe) -> list[Property]:
-    def on_events(check: Callable[[OpenClawState, OpenClawState, Sequence[Event]], bool]):
-        return lambda s, a, t: check(s, t, observe(s, a, t))
+def properties(cfg: Config) -> list[Property]:
+    """The promises of one configuration (parameters and bug variant); the step ones read the step's
+    events, which the engine hands them."""
+
+    def on_events(check: Callable[[OpenClawState, OpenClawState, Sequence[Event]], bool]) -> dict:
+        return {"step": lambda s, a, t, events: check(s, t, events), "with_events": True}
 
     props: list[Property] = [
-        Always("no-cancel-started", step=on_events(lambda s, t, ev: _no_cancel_started(s, ev)),
+        Always("no-cancel-started", **on_events(lambda s, t, ev: _no_cancel_started(s, ev)),
                doc="no tool whose implementation started is cancelled by steering"),
-        Always("no-launch-after-drain", step=on_events(lambda s, t, ev: _no_launch_after_drain(s, ev)),
+        Always("no-launch-after-drain", **on_events(lambda s, t, ev: _no_launch_after_drain(s, ev)),
                doc="once a batch drained a steer, no further tool of that batch starts"),
-        Always("steer-before-launch", step=lambda s, a, t: not (s.steerq and a.kind != "tool.launch_call" and any(
-                   e.name == "tool_execute" for e in observe(s, a, t))),
+        Always("steer-before-launch", with_events=True,
+               step=lambda s, a, t, events: not (s.steerq and a.kind != "tool.launch_call" and any(
+                   e.name == "tool_execute" for e in events)),
                doc="a steer pending at a launch checkpoint suppresses that launch (the calls of a parallel "
                    "batch that crossed its checkpoint launch together)"),
-        Always("one-start-one-end", step=on_events(lambda s, t, ev: _lifecycle_ok(s, ev, in_order=False)),
+        Always("one-start-one-end", **on_events(lambda s, t, ev: _lifecycle_ok(s, ev, in_order=False)),
                doc="every call gets one start, one end and one result message, in that order, before turn_end"),
-        Always("results-in-source-order", step=on_events(lambda s, t, ev: _lifecycle_ok(s, ev, in_order=True)),
+        Always("results-in-source-order", **on_events(lambda s, t, ev: _lifecycle_ok(s, ev, in_order=True)),
                doc="tool result messages follow assistant source order"),
-        Always("skip-result-exact", step=on_events(lambda s, t, ev: _skip_exact(cfg, ev)),
+        Always("skip-result-exact", **on_events(lambda s, t, ev: _skip_exact(cfg, ev)),
                doc=f"a steering skip reads {cfg.skip_text!r} with details {E.SKIP_DETAILS} and never started"),
-        Always("steer-before-next-call", step=on_events(lambda s, t, ev: _steer_before_next_call(t, ev)),
+        Always("steer-before-next-call", **on_events(lambda s, t, ev: _steer_before_next_call(t, ev)),
                doc="a drained steer is appended after the batch's results and before the next model call"),
-        Always("drained-not-lost", step=on_events(_drained_not_lost),
+        Always("drained-not-lost", **on_events(_drained_not_lost),
                doc="every drained message is injected before agent_end (or restored to its queue)"),
-        Always("one-at-a-time-drain", step=on_events(lambda s, t, ev: _one_at_a_time(cfg, ev)),
+        Always("one-at-a-time-drain", **on_events(lambda s, t, ev: _one_at_a_time(cfg, ev)),
                doc="in one-at-a-time mode each checkpoint drains at most one message"),
         Always("steer-outranks-stop", step=lambda s, a, t: not (
                    a.kind == "turn.poll" and (s.pending or s.late_steer) and not s.aborted and t.phase != "next"),
@@ -207,14 +210,14 @@ def model_properties(cfg: Config, observe: Observe) -> list[Property]:
                    "shouldStopAfterTurn even when there is no remaining tail')"),
     ]
     if cfg.blocked_call >= 0:
-        props.append(Always("truthful-preflight", step=on_events(lambda s, t, ev: _truthful_preflight(cfg, s, ev)),
+        props.append(Always("truthful-preflight", **on_events(lambda s, t, ev: _truthful_preflight(cfg, s, ev)),
                             doc="a call blocked by its preflight keeps its own result, even when steering skips"))
     if cfg.mode == "collect":
-        props.append(Always("collect-respects-routes", step=on_events(lambda s, t, ev: _collect_routes(cfg, ev)),
+        props.append(Always("collect-respects-routes", **on_events(lambda s, t, ev: _collect_routes(cfg, ev)),
                             doc="collect never coalesces messages of different routes, nor delivers one "
                                 "route's overflow summary with another route's messages"))
     if cfg.drop == "summarize":
-        props.append(Always("summary-bounded", step=on_events(lambda s, t, ev: _summary_bounded(cfg, ev)),
+        props.append(Always("summary-bounded", **on_events(lambda s, t, ev: _summary_bounded(cfg, ev)),
                             doc="an overflow summary run carries at most `cap` summary lines (the oldest "
                                 "are elided)"))
     if cfg.mode != "interrupt" and cfg.debounce_ms > 0:

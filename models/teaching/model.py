@@ -42,6 +42,13 @@ class TeachingModel:
         self._zeros = (0,) * K
         self._idle = (False,) * K
         self._tool_actions = tuple(Action(f"tool:{call_id(j)}", "tool.finish", (j,)) for j in range(K))
+        # every action the model can take, built once: actions() runs for every state
+        self._steer_actions = tuple(Action("user", "user.steer", (n,)) for n in range(N + 2))
+        self._agent_actions = {kind: Action("agent", kind) for kind in ("agent.model_call", "agent.deliver",
+                                                                        "agent.clear", "agent.wake")}
+        self._indexed_actions = {kind: tuple(Action("agent", kind, (j,)) for j in range(K + 1))
+                                 for kind in ("agent.skip", "agent.launch", "agent.collect")}
+        self._facts_memo: dict[tuple[Action, Any], tuple[F.Fact, ...]] = {}
 
     def init_states(self) -> Sequence[TeachingState]:
         z, f = self._zeros, self._idle
@@ -50,7 +57,7 @@ class TeachingModel:
     def actions(self, s: TeachingState) -> list[Action]:
         out = []
         if s.sent < self.N:
-            out.append(Action("user", "user.steer", (s.sent + 1,)))
+            out.append(self._steer_actions[s.sent + 1])
         for j, running in enumerate(s.calls):
             if running:
                 out.append(self._tool_actions[j])
@@ -62,48 +69,66 @@ class TeachingModel:
     def _agent_action(self, s: TeachingState) -> Action | None:
         """The agent is deterministic: at most one of its steps is enabled in any state."""
         if s.phase == MODEL:
-            return Action("agent", "agent.model_call")
+            return self._agent_actions["agent.model_call"]
         if s.phase == LAUNCH:
             if s.i < self.K and s.nl - s.c < self.P:
                 if s.q and self.bug != "launch-after-steer":
-                    return Action("agent", "agent.skip", (s.nl,))
-                return Action("agent", "agent.launch", (s.i,))
+                    return self._indexed_actions["agent.skip"][s.nl]
+                return self._indexed_actions["agent.launch"][s.i]
             if s.c < s.nl:
-                return Action("agent", "agent.collect", (s.c,)) if s.ress[s.c] else None
-            return Action("agent", "agent.deliver")
+                return self._indexed_actions["agent.collect"][s.c] if s.ress[s.c] else None
+            return self._agent_actions["agent.deliver"]
         if s.phase == CLEAR:
-            return Action("agent", "agent.clear")
+            return self._agent_actions["agent.clear"]
         if s.q:
-            return Action("agent", "agent.wake")
+            return self._agent_actions["agent.wake"]
         return None
 
     def next_state(self, s: TeachingState, a: Action) -> TeachingState:
+        phase, i, c, nl, intr, pend, sent, rej, q, hist, nres, calls, ress = s
         kind = a.kind
-        if kind == "user.steer":
-            if len(s.q) < self.Q:
-                return _with(s, sent=s.sent + 1, q=(*s.q, s.sent + 1))
-            return _with(s, sent=s.sent + 1, rej=s.rej + 1)
-        if kind == "tool.finish":
+        if kind == "tool.finish":  # most steps are this one: `_set` written out
             j = a.args[0]
-            return _with(s, calls=_set(s.calls, j, False), ress=_set(s.ress, j, True))
+            return _new(TeachingState, (phase, i, c, nl, intr, pend, sent, rej, q, hist, nres,
+                                        (*calls[:j], False, *calls[j + 1:]), (*ress[:j], True, *ress[j + 1:])))
+        if kind == "user.steer":
+            if len(q) < self.Q:
+                return _new(TeachingState, (phase, i, c, nl, intr, pend, sent + 1, rej, (*q, sent + 1), hist, nres,
+                                            calls, ress))
+            return _new(TeachingState, (phase, i, c, nl, intr, pend, sent + 1, rej + 1, q, hist, nres, calls, ress))
         if kind == "agent.model_call":
-            return _with(s, phase=LAUNCH, i=0, c=0, nl=0, intr=False)
+            return _new(TeachingState, (LAUNCH, 0, 0, 0, False, pend, sent, rej, q, hist, nres, calls, ress))
         if kind == "agent.skip":
-            nres = s.nres if self.bug == "no-skip-result" else s.nres[: s.nl] + tuple(x + 1 for x in s.nres[s.nl :])
-            return _with(s, i=self.K, intr=True, nres=nres)
+            if self.bug != "no-skip-result":
+                nres = nres[:nl] + tuple(x + 1 for x in nres[nl:])
+            return _new(TeachingState, (phase, self.K, c, nl, True, pend, sent, rej, q, hist, nres, calls, ress))
         if kind == "agent.launch":
-            return _with(s, i=s.i + 1, nl=s.nl + 1, calls=_set(s.calls, s.i, True))
+            return _new(TeachingState, (phase, i + 1, c, nl + 1, intr, pend, sent, rej, q, hist, nres,
+                                        _set(calls, i, True), ress))
         if kind == "agent.collect":
-            c = s.c
-            return _with(s, c=c + 1, nres=_set(s.nres, c, s.nres[c] + 1), ress=_set(s.ress, c, False))
+            return _new(TeachingState, (phase, i, c + 1, nl, intr, pend, sent, rej, q, hist,
+                                        _set(nres, c, nres[c] + 1), calls, _set(ress, c, False)))
         if kind == "agent.deliver":
-            return _with(s, phase=CLEAR, pend=len(s.q), hist=s.hist + s.q, nres=self._zeros)
+            return _new(TeachingState, (CLEAR, i, c, nl, intr, len(q), sent, rej, q, hist + q, self._zeros, calls,
+                                        ress))
         if kind == "agent.clear":
-            q = () if self.bug == "lost-at-boundary" and not s.intr else s.q[s.pend :]
-            return _with(s, phase=MODEL if s.pend else IDLE, pend=0, q=q)
+            left = () if self.bug == "lost-at-boundary" and not intr else q[pend:]
+            return _new(TeachingState, (MODEL if pend else IDLE, i, c, nl, intr, 0, sent, rej, left, hist, nres,
+                                        calls, ress))
         if kind == "agent.wake":
-            return _with(s, phase=MODEL, q=(), hist=s.hist + s.q)
+            return _new(TeachingState, (MODEL, i, c, nl, intr, pend, sent, rej, (), hist + q, nres, calls, ress))
         raise ValueError(f"teaching model has no action kind {kind!r}")
+
+    def step_facts(self, s: TeachingState, a: Action) -> tuple[TeachingState, tuple[F.Fact, ...]]:
+        """The step with its facts, without building its events: the facts of a step depend on the
+        action and on at most one bit of the states (`_facts_key`), so each such pair is observed once."""
+        t = self.next_state(s, a)
+        kind = a.kind
+        key = (a, None if kind == "tool.finish" else _facts_key(s, a, t))
+        facts = self._facts_memo.get(key)
+        if facts is None:
+            facts = self._facts_memo[key] = tuple(f for e in self.observe(s, a, t) for f in self.facts(e))
+        return t, facts
 
     def observe(self, s: TeachingState, a: Action, t: TeachingState) -> list[Event]:
         kind = a.kind
@@ -215,15 +240,20 @@ class TeachingModel:
         return DEFAULT_TIMING
 
 
-def _with(s: TeachingState, **changes: Any) -> TeachingState:
-    """A copy of `s` with `changes`: direct construction, several times faster than
-    `dataclasses.replace`, which matters on the explorer's hot path."""
-    g = changes.get
-    return TeachingState(
-        g("phase", s.phase), g("i", s.i), g("c", s.c), g("nl", s.nl), g("intr", s.intr), g("pend", s.pend),
-        g("sent", s.sent), g("rej", s.rej), g("q", s.q), g("hist", s.hist), g("nres", s.nres),
-        g("calls", s.calls), g("ress", s.ress),
-    )
+_new = tuple.__new__  # builds a TeachingState from its fields in C, without the named tuple's own __new__
+
+
+def _facts_key(s: TeachingState, a: Action, t: TeachingState) -> Any:
+    """Besides the action, what the facts of step (s, a, t) depend on: whether a steer was rejected,
+    the queue a delivery appends, how a boundary ends its turn."""
+    kind = a.kind
+    if kind == "user.steer":
+        return t.rej > s.rej
+    if kind in ("agent.deliver", "agent.wake"):
+        return s.q
+    if kind == "agent.clear":
+        return s.intr, s.pend > 0
+    return None
 
 
 def _set(values: tuple, index: int, value: Any) -> tuple:

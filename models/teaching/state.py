@@ -6,19 +6,19 @@ vector kernel (`vector.py`), which the model hands out from `vector_kernel()`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 MODEL, LAUNCH, CLEAR, IDLE = "model", "launch", "clear", "idle"
 CHAIN = "conversation"
 TURN = "turn"
 
 
-@dataclass(frozen=True, slots=True)
-class TeachingState:
-    """`i` next call to launch, `c` next result to collect, `nl` calls launched, `intr` this turn was cut
-    short by a steer, `pend` steers read into the history but not yet removed from the queue, `sent` and
-    `rej` steers sent and rejected, `q` the queue, `hist` delivered steer ids, `nres` results per call,
-    `calls` launched calls still running, `ress` finished calls whose result is not yet collected."""
+class TeachingState(NamedTuple):
+    """A named tuple, so that the explorer hashes and compares states in C. `i` next call to launch,
+    `c` next result to collect, `nl` calls launched, `intr` this turn was cut short by a steer, `pend`
+    steers read into the history but not yet removed from the queue, `sent` and `rej` steers sent and
+    rejected, `q` the queue, `hist` delivered steer ids, `nres` results per call, `calls` launched calls
+    still running, `ress` finished calls whose result is not yet collected."""
 
     phase: str
     i: int

@@ -1,6 +1,6 @@
 """Checkpoints of an exhaustive run, so that an interrupted check continues where it stopped.
 
-A checkpoint holds the explorer's whole search state (visited fingerprints, parent pointers, the
+A checkpoint holds the explorer's whole search state (visited states, parent pointers, the
 frontier, verdicts so far, the liveness graph) and the identity of the run (model, parameters, bug and
 the options that shape the search). The file is
 
@@ -35,13 +35,13 @@ from typing import Any
 from sim.checking.visited import Frontier
 from sim.errors import UsageError
 
-VERSION = 3
+VERSION = 4
 MAGIC = f"steersim-checkpoint {VERSION}\n".encode()
 DIGEST_SIZE = 32
 SEARCH_STATE = (
     "parents", "action_index", "depths", "visited", "results", "transitions", "fired", "max_depth", "notes",
     "live_names", "track_graph", "unmet", "trigger", "terminal", "enabled", "edge_src", "edge_dst", "edge_class",
-    "classes", "por", "symmetry", "packer",
+    "classes", "por", "symmetry",
 )
 SHAPING_OPTIONS = ("strategy", "max_depth", "keep_going", "liveness", "liveness_limit", "por", "symmetry")
 

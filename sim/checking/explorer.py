@@ -1,10 +1,11 @@
 """The explorer: exhaustive search of a model's product with the fact monitors.
 
 Breadth-first by default, so the first counterexample found for a safety property is a shortest one.
-A numpy hash table maps each state's 64-bit fingerprint to its discovery index, and flat arrays hold,
-per index, the parent's index, the index of the action that reached it and its depth. States live only
-in the frontier, packed (`sim.checking.visited`). Counterexamples are rebuilt by re-executing the action path
-(`sim.core.paths`).
+The visited set maps each product state itself (its representative under symmetry) to its discovery
+index: exact, so no two states are ever taken for one, and looked up with the state's own hash and
+equality, which cost less than any encoding of the state would. Flat arrays hold, per index, the
+parent's index, the index of the action that reached it and its depth. Each state is expanded in one
+call (`Product.moves`). Counterexamples are rebuilt by re-executing the action path (`sim.core.paths`).
 
 Liveness (`Eventually`, leads-to under weak fairness) needs the graph: while the run stays under
 `liveness_limit` states the explorer also keeps, per state, which goals are unmet, which triggers hold
@@ -14,9 +15,10 @@ property from those arrays. Above the limit liveness is reported as unknown, wit
 
 from __future__ import annotations
 
+import sys
 import time
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
@@ -28,17 +30,15 @@ from sim.checking.coverage import Coverage, coverage_of, declared_kinds
 from sim.checking.liveness import NO_CLASS, find_lasso
 from sim.checking.memory import liveness_mb, rss_mb
 from sim.checking.reduction import canonical, has_local_actions, has_symmetry
-from sim.checking.visited import FingerprintTable, Frontier, PackedStates
-from sim.core.fingerprint import fingerprint
+from sim.checking.visited import Frontier
 from sim.core.model import Model
 from sim.core.paths import Path, located, replay_indices
-from sim.core.product import Product, PState, Violation
+from sim.core.product import Move, Product, PState, Violation
 from sim.errors import EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION, ModelError
 from sim.interrupts import INTERRUPTED, INTERRUPTED_NOTE, UNDECIDED_NOTE
 
-# the search looks at its limits every 256 expansions, in which at most this many states are new (for
-# the models at hand: a few dozen actions a state at most)
-STATES_BETWEEN_CHECKS = 256 * 16
+# the search looks at its limits every 256 expansions
+EXPANSIONS_BETWEEN_CHECKS = 256
 
 
 @dataclass
@@ -109,15 +109,15 @@ class Explorer:
         self.model = model
         self.product = Product(model)
         self.options = options
-        self.visited = FingerprintTable()
+        self.visited: dict[Hashable, int] = {}
         self.parents = array("q")
         self.action_index = array("H")
         self.depths = array("I")
         self.terminal = bytearray()
-        self.packer = PackedStates()
         self.results = {info.name: PropertyResult(info.name, info.kind, "unknown", info.doc)
                         for info in self.product.property_infos()}
         self.transitions = 0
+        self.violations_seen = 0  # properties found violated so far (`run` counts a resumed run's)
         self.fired: dict[str, int] = {}  # transitions taken per action kind
         self.max_depth = 0
         self.incomplete_reason: str | None = None
@@ -151,6 +151,11 @@ class Explorer:
         if options.symmetry and not self.symmetry:
             self.notes.append("symmetry reduction off: the model declares no symmetry")
         self.judged = (*(p.state for p in self.product.sometimes), *(p.state for p in self.product.state_props))
+        self.unreached = self._unreached()
+
+    def _unreached(self) -> list:
+        """The sometimes-properties no state has satisfied yet: the only ones a new state is judged by."""
+        return [p for p in self.product.sometimes if self.results[p.name].status != "reached"]
 
     # ------------------------------------------------------------------ search
     def run_interruptible(self, resumed: Frontier | None = None, seconds_before: float = 0.0) -> CheckResult:
@@ -168,39 +173,47 @@ class Explorer:
         started = time.monotonic() - seconds_before
         product, opts = self.product, self.options
         frontier = Frontier(lifo=opts.strategy != "bfs") if resumed is None else resumed
+        self.unreached = self._unreached()
         for k, init in enumerate(product.init_states() if resumed is None else ()):
-            fp = self._fingerprint(init)
-            if fp in self.visited:
+            key = self._key(init)
+            if key in self.visited:
                 continue
             try:
-                index = self._add(fp, -1, k, 0, init)
+                index = self._add(key, -1, k, 0, init)
                 self._judge_state(index, init, None)
             except ModelError as error:
                 raise error.with_path((), f"initial state {k}") from None
-            frontier.append((index, self.packer.pack(init), 0))
+            frontier.append((index, init, 0))
         pop = frontier.pop
         next_report = time.monotonic() + opts.progress_interval
         next_checkpoint = time.monotonic() + opts.checkpoint_every
         check_every = 0
-        while frontier and not self._stopped():
-            index, packed, depth = pop()
-            state = self.packer.unpack(packed)
+        expand = self._expand
+        max_depth = opts.max_depth
+        parents, max_states = self.parents, opts.max_states
+        self.violations_seen = sum(r.status == "violated" for r in self.results.values())
+        while frontier:
+            # `_stopped`, reading the counters first: it is asked before every expansion
+            if (self.violations_seen and self._violated_and_stopping()) or (
+                    max_states is not None and len(parents) >= max_states):
+                break
+            index, state, depth = pop()
             try:
-                if opts.max_depth is not None and depth >= opts.max_depth:
+                if max_depth is not None and depth >= max_depth:
                     if product.actions(state):
-                        self.incomplete_reason = f"depth limit {opts.max_depth} reached"
+                        self.incomplete_reason = f"depth limit {max_depth} reached"
                     continue
-                self._expand(index, state, depth, frontier)
+                expand(index, state, depth, frontier)
             except ModelError as error:
                 raise located(error, self._path(index)) from None
             check_every += 1
-            if check_every >= 256:  # see STATES_BETWEEN_CHECKS
+            if check_every >= EXPANSIONS_BETWEEN_CHECKS:
                 check_every = 0
                 now = time.monotonic()
                 if opts.timeout is not None and now - started > opts.timeout:
                     self.incomplete_reason = f"time limit {opts.timeout:g} s reached"
                     break
-                if self._memory_exceeded(self.visited.growth_mb(STATES_BETWEEN_CHECKS)):
+                if self._memory_exceeded(self._growth_mb()):
                     break
                 if opts.progress is not None and now >= next_report:
                     next_report = now + opts.progress_interval
@@ -219,16 +232,22 @@ class Explorer:
             opts.progress(self._progress(seconds, len(frontier), self.max_depth))
         return self._result(seconds)
 
-    def _fingerprint(self, pstate: PState) -> int:
-        return fingerprint(canonical(self.model, pstate) if self.symmetry else pstate)
+    def _key(self, pstate: PState) -> Hashable:
+        """What the visited set knows a state by: the state, or its representative under symmetry."""
+        return canonical(self.model, pstate) if self.symmetry else pstate
+
+    def _growth_mb(self) -> float:
+        """What the visited set allocates at once if it grows in the next expansions: a dict doubles
+        its table, so at most about its present size again."""
+        return sys.getsizeof(self.visited) / 1e6
 
     def _index_of(self, pstate: PState) -> int:
         """The discovery index of a visited state (-1 when unvisited)."""
-        return self.visited.get(self._fingerprint(pstate))
+        return self.visited.get(self._key(pstate), -1)
 
     def _ample(self, state: PState, actions: list) -> list | None:
-        """A singleton ample set `[(k, transition, fp)]`: the first local action whose step is invisible
-        here and leads to a new state (the cycle proviso); None when the state must be fully expanded."""
+        """A singleton ample set `[Move]`: the first local action whose step is invisible here and leads
+        to a new state (the cycle proviso); None when the state must be fully expanded."""
         model, product = self.model, self.product
         for k, action in enumerate(actions):
             if not model.is_local(action):  # type: ignore[attr-defined]
@@ -239,41 +258,35 @@ class Explorer:
             before, after = state[0], transition.target[0]
             if any(judge(before) != judge(after) for judge in self.judged):
                 continue
-            fp = self._fingerprint(transition.target)
-            if fp in self.visited:
+            if self._key(transition.target) in self.visited:
                 continue
-            return [(k, transition, fp)]
+            return [Move(k, action, transition.target, ())]
         return None
 
     def _expand(self, index: int, state: PState, depth: int, frontier: Frontier) -> None:
         product = self.product
         visited = self.visited
-        enabled_mask = 0
-        actions = list(product.actions(state))
-        steps = self._ample(state, actions) if self.por else None
+        steps = self._ample(state, list(product.actions(state))) if self.por else None
         if steps is None:
-            steps = []
-            for k, action in enumerate(actions):
-                transition = product.step(state, action)
-                if transition is not None:
-                    steps.append((k, transition, None))
+            steps = product.moves(state)
         fired = self.fired
-        for k, transition, fp in steps:
-            self.transitions += 1
-            kind = transition.action.kind
+        parents = self.parents
+        self.transitions += len(steps)
+        symmetry = self.symmetry
+        enabled_mask = 0
+        for k, action, target, violations in steps:
+            kind = action.kind
             fired[kind] = fired.get(kind, 0) + 1
-            target = transition.target
-            if transition.violations:
-                self._record_violations(index, k, transition.violations)
-            if fp is None:
-                fp = self._fingerprint(target)
-            target_index = visited.get(fp)
-            if target_index < 0:
-                target_index = self._add(fp, index, k, depth + 1, target)
-                self._judge_state(target_index, target, (index, k))
-                frontier.append((target_index, self.packer.pack(target), depth + 1))
+            if violations:
+                self._record_violations(index, k, violations)
+            fresh = len(parents)
+            target_index = visited.setdefault(canonical(self.model, target) if symmetry else target, fresh)
+            if target_index == fresh:  # one hash of the state, whether it is new or not
+                self._record_state(fresh, index, k, depth + 1, target)
+                self._judge_state(fresh, target, (index, k))
+                frontier.append((fresh, target, depth + 1))
             if self.track_graph:
-                cls = self._class_of(transition.action)
+                cls = self._class_of(action)
                 if cls != NO_CLASS:
                     enabled_mask |= 1 << cls
                 if self.unmet[index] & self.unmet[target_index]:
@@ -287,9 +300,13 @@ class Explorer:
         if self.track_graph:
             self.enabled[index] = enabled_mask
 
-    def _add(self, fp: int, parent: int, action: int, depth: int, state: PState) -> int:
+    def _add(self, key: Hashable, parent: int, action: int, depth: int, state: PState) -> int:
         index = len(self.parents)
-        self.visited.add(fp, index)
+        self.visited[key] = index
+        return self._record_state(index, parent, action, depth, state)
+
+    def _record_state(self, index: int, parent: int, action: int, depth: int, state: PState) -> int:
+        """The bookkeeping of state `index`, just entered in the visited set."""
         self.parents.append(parent)
         self.action_index.append(action)
         self.depths.append(depth)
@@ -332,12 +349,15 @@ class Explorer:
     # ------------------------------------------------------------------ verdicts
     def _judge_state(self, index: int, state: PState, via: tuple[int, int] | None) -> None:
         product = self.product
-        model_state = state[0]
-        for prop in product.sometimes:
-            result = self.results[prop.name]
-            if result.status != "reached" and prop.state(model_state):
+        if self.unreached:
+            model_state = state[0]
+            reached = [prop for prop in self.unreached if prop.state(model_state)]
+            for prop in reached:
+                result = self.results[prop.name]
                 result.status = "reached"
                 result.counterexample = self._path(index)
+            if reached:
+                self.unreached = [p for p in self.unreached if p not in reached]
         if via is None and product.state_props:
             for violation in product.state_violations(state):
                 self._record_violation_at(index, violation)
@@ -348,12 +368,14 @@ class Explorer:
             if result.status != "violated":
                 result.status = "violated"
                 result.counterexample = self._path(index, extra=action, violation=violation)
+                self.violations_seen += 1
 
     def _record_violation_at(self, index: int, violation: Violation) -> None:
         result = self.results[violation.property]
         if result.status != "violated":
             result.status = "violated"
             result.counterexample = self._path(index, violation=violation)
+            self.violations_seen += 1
 
     def _memory_exceeded(self, coming_mb: float = 0.0) -> bool:
         """Whether this process holds, or with the `coming_mb` the next step allocates would hold, more

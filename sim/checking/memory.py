@@ -1,7 +1,7 @@
 """Memory as `check --max-memory` measures it, and what the phases about to run will add to it.
 
 A limit checked only between steps of work is overshot by whatever one step allocates, so the engines
-ask before a step that allocates much at once: the explorer before its fingerprint table doubles, the
+ask before a step that allocates much at once: the explorer before its visited set doubles, the
 vector engine before each chunk of a level, the liveness phase before it builds its graph. A parallel
 check counts its worker processes with the coordinator: the coordinator's resident size and each
 worker's private pages, as summed resident sizes would count the interpreter the workers share with

@@ -27,7 +27,7 @@ from sim.checking.explorer import CheckOptions, CheckResult, Explorer
 from sim.checking.liveness import NO_CLASS
 from sim.core.facts import Fact
 from sim.core.model import Action, Model, as_model_base
-from sim.core.monitors import Monitor, MonitorViolation
+from sim.core.monitors import StepMemo
 from sim.core.product import Product, PState
 
 STEP_WORDS = 4  # 64-bit words a step of a chunk holds besides its row and ids (rough: see benchmarks/memory_bench.py)
@@ -96,10 +96,12 @@ def vector_unsupported(model: Model, options: CheckOptions) -> str | None:
 
 class MonitorTable:
     """One monitor's automaton as far as the search has met it: its states interned to ids, and per
-    (id, fact code) the next id and whether that step breaks the invariant, filled on first use."""
+    (id, fact code) the next id and whether that step breaks the invariant, filled on first use from the
+    product's memo of the monitor's steps (`sim.core.monitors.StepMemo`)."""
 
-    def __init__(self, monitor: Monitor, alphabet: Sequence[Fact]) -> None:
-        self.monitor = monitor
+    def __init__(self, steps: StepMemo, alphabet: Sequence[Fact]) -> None:
+        self.steps = steps
+        self.monitor = monitor = steps.monitor
         self.alphabet = alphabet
         self.watched = np.array([fact.name in monitor.watches for fact in alphabet], dtype=bool)
         self.states: list[Hashable] = []
@@ -137,10 +139,8 @@ class MonitorTable:
     def _fill(self, sid: int, code: int) -> None:
         following, broken = sid, False
         if self.watched[code]:
-            try:
-                following = self.intern(self.monitor.step(self.states[sid], self.alphabet[code]))
-            except MonitorViolation:
-                broken = True
+            step = self.steps.follow(self.states[sid], self.alphabet[code])
+            following, broken = self.intern(step.state), step.broken is not None
         self.next[sid, code] = following
         self.broken[sid, code] = broken
 
@@ -213,7 +213,7 @@ class VectorExplorer(Explorer):
         super().__init__(model, options)
         self.kernel: VectorKernel = model.vector_kernel()  # type: ignore[attr-defined]
         product = self.product
-        self.tables = [MonitorTable(monitor, self.kernel.facts) for monitor in product.monitors]
+        self.tables = [MonitorTable(steps, self.kernel.facts) for steps in product.monitor_steps]
         self.seen = SortedVisited()
         self.stride = -(-self.kernel.width // 8) * 8  # rows are padded to whole 64-bit words
         self.always = [m.name for m in product.monitors] + [p.name for p in (*product.step_props,

@@ -36,10 +36,18 @@ def _fields_of(cls: type) -> Any:
 
 def canonical_bytes(value: Any) -> bytes:
     """The bytes a fingerprint hashes. A product state `(model_state, monitor_states)` whose model
-    state is a dataclass is flattened to `(class name, field values, monitor states)`."""
-    if type(value) is tuple and len(value) == 2 and is_dataclass(value[0]):
-        state = value[0]
-        value = (type(state).__name__, _fields_of(type(state))(state), value[1])
+    state is a dataclass or a named tuple is flattened to `(class name, field values, monitor states)`,
+    so a state keeps its fingerprint when its class changes from one to the other."""
+    if type(value) is tuple and len(value) == 2:
+        state, mstates = value
+        if isinstance(mstates, tuple):
+            mstates = tuple(mstates)  # the product's MonitorStates, as the plain tuple it equals
+        if is_dataclass(state):
+            value = (type(state).__name__, _fields_of(type(state))(state), mstates)
+        elif isinstance(state, tuple) and hasattr(type(state), "_fields"):
+            value = (type(state).__name__, tuple(state), mstates)
+        else:
+            value = (state, mstates)
     try:
         return b"m" + marshal.dumps(value, 0)
     except ValueError:

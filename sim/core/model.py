@@ -70,17 +70,24 @@ PropertyKind = Literal["always", "sometimes", "eventually"]
 @dataclass(frozen=True)
 class Always(Generic[S]):
     """A safety property. `state` judges each reachable state; `step` judges each transition
-    (state, action, next), for rules such as "a launch never fires while a steer is pending"."""
+    (state, action, next), for rules such as "a launch never fires while a steer is pending". With
+    `with_events=True`, `step` is called as step(state, action, next, events) with the transition's
+    native events as the engine computed them, for a rule about what the system shows: a property
+    never steps the model again to learn them."""
 
     name: str
     state: Callable[[S], bool] | None = None
-    step: Callable[[S, Action, S], bool] | None = None
+    step: Callable[..., bool] | None = None
     doc: str = ""
     kind: PropertyKind = "always"
+    with_events: bool = False
 
     def __post_init__(self) -> None:
         if (self.state is None) == (self.step is None):
             raise ValueError(f"Always({self.name!r}) needs exactly one of state= or step=")
+        if self.with_events and self.step is None:
+            raise ValueError(f"Always({self.name!r}): with_events=True is for a step= property, which it hands "
+                             "the step's events")
 
 
 @dataclass(frozen=True)
@@ -138,7 +145,8 @@ class Model(Protocol[S]):
 
 
 DEFAULT_TIMING: Mapping[str, Any] = MappingProxyType({"default": {"dist": "exponential", "mean": 1.0}})
-OPTIONAL_HOOKS = ("is_local", "symmetry", "vector_kernel", "match_event", "render_state", "judge_recorded")
+OPTIONAL_HOOKS = ("is_local", "symmetry", "vector_kernel", "match_event", "render_state", "judge_recorded",
+                  "step_facts")
 
 
 class ModelBase(ABC, Generic[S]):
@@ -158,7 +166,11 @@ class ModelBase(ABC, Generic[S]):
     `action_kinds` names every kind of action the model can take, so that a check can name the ones
     that never fired (`sim.checking.coverage`); empty, the default, means only the kinds seen count.
     `judge_recorded(trace)`: a model whose traces record a real peer's messages judges them again on
-    replay (its findings)."""
+    replay (its findings). `step_facts(state, action)`: the step with the facts of its events, `(next,
+    facts)` or None, without building the native events, which a check never shows unless a trace or a
+    counterexample needs them; a model whose events are costly to build (payloads, formatted ids)
+    offers it, and it must give exactly `step`'s next state and the facts of `step`'s events. The
+    engines call it when no step property reads events (`Always(with_events=True)`)."""
 
     name: str = ""
     fair_actors: Sequence[str] = ()
@@ -170,6 +182,7 @@ class ModelBase(ABC, Generic[S]):
     render_state: Callable[[Any], Mapping[str, Any]] | None = None
     # a model whose traces record a real peer's messages judges them again on replay (its findings)
     judge_recorded: Callable[[Any], Sequence[Any]] | None = None
+    step_facts: Callable[[Any, Action], tuple[Any, Sequence[Fact]] | None] | None = None
 
     def __init__(self, params: Mapping[str, Any] | None = None, bug: str | None = None) -> None:
         self.params = dict(params or {})

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 from sim.core.facts import Fact
 
@@ -296,6 +296,40 @@ class TruthfulResults(Monitor):
         if not fact.get("synthetic") and not started:
             raise MonitorViolation(f"call {call!r} has a real result, but it never started")
         return tuple(c for c in state if c != call)
+
+
+class Followed(NamedTuple):
+    """Where one fact takes one monitor state: the next state, and the violation message when the fact
+    breaks the invariant (then the state stays as it was)."""
+
+    state: Hashable
+    broken: str | None
+
+
+MEMO_LIMIT = 1 << 18  # (state, fact) pairs a memo holds; past it the memo starts again
+
+
+class StepMemo:
+    """One monitor's steps, each (monitor state, fact) pair stepped once: a search meets the same
+    pairs over and over (the monitor states are few, the facts fewer), so every engine steps monitors
+    through here, the generic explorer per transition and the vector engine per fact code of a level."""
+
+    def __init__(self, monitor: Monitor) -> None:
+        self.monitor = monitor
+        self.memo: dict[tuple[Hashable, Fact], Followed] = {}
+
+    def follow(self, state: Hashable, fact: Fact) -> Followed:
+        key = (state, fact)
+        hit = self.memo.get(key)
+        if hit is None:
+            try:
+                hit = Followed(self.monitor.step(state, fact), None)
+            except MonitorViolation as broken:
+                hit = Followed(state, f"{fact}: {broken}")
+            if len(self.memo) >= MEMO_LIMIT:
+                self.memo.clear()
+            self.memo[key] = hit
+        return hit
 
 
 CORE_MONITORS: tuple[Monitor, ...] = (NoLostSteers(), OneActiveTurn(), OrderedHistory(), PairedToolResults())

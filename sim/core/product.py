@@ -4,11 +4,20 @@ A product state is `(model_state, monitor_states)`. Stepping it runs the model, 
 to facts, feeds the facts to every monitor and judges the model's own safety properties. The explorer
 and the simulator both step through here, so they see exactly the same transitions, violations and
 verdicts: a simulated trace is a path of the explored graph by construction.
+
+`step` gives a whole transition, with its native events, for traces and counterexamples; `moves` gives
+what a search needs of every step of a state, once per state: the target and the violations. It asks
+the model for facts without native events where the model offers that (`ModelBase.step_facts`) and
+no step property reads events, steps each monitor once per (monitor state, fact) pair
+(`sim.core.monitors.StepMemo`, which the vector engine reads too) and remembers the whole monitor
+vector's step per (monitor states, facts), so that a step whose facts met the same monitor states
+before costs one lookup; step properties get the transition's events, so no property has to step the
+model again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any, NamedTuple
@@ -26,11 +35,33 @@ from sim.core.model import (
     as_model_base,
     model_error,
 )
-from sim.core.monitors import CORE_MONITORS, Monitor, MonitorViolation
+from sim.core.monitors import CORE_MONITORS, MEMO_LIMIT, Monitor, StepMemo
 from sim.errors import ModelError
 
 PState = tuple[Hashable, tuple]
+_tuple = tuple.__new__  # builds a named tuple from its fields in C, as the hot path does once per step
 ADMITTED_LIMIT = 100_000  # facts remembered as checked; past it the memo starts again
+
+
+class MonitorStates(tuple):
+    """The monitor part of a product state: a tuple that computes its hash once. A search hashes every
+    state it reaches, and the monitors' open obligations are often the larger part of a state, while
+    the distinct monitor vectors are few and each is built once (`Product._follow` remembers them).
+    Equal to, and hashed like, the plain tuple of the same states; pickled as one, without the hash
+    (which depends on the process's hash seed)."""
+
+    hash: int
+
+    def __new__(cls, states: Iterable[Hashable]) -> MonitorStates:
+        self = tuple.__new__(cls, states)
+        self.hash = tuple.__hash__(self)
+        return self
+
+    def __hash__(self) -> int:
+        return self.hash
+
+    def __reduce__(self) -> tuple[Any, tuple[tuple, ...]]:
+        return (MonitorStates, (tuple(self),))
 
 
 class Violation(NamedTuple):
@@ -47,6 +78,16 @@ class Transition(NamedTuple):
     target: PState
     events: tuple[Event, ...]
     facts: tuple[Fact, ...]
+    violations: tuple[Violation, ...]
+
+
+class Move(NamedTuple):
+    """What a search needs of one step: the action's position in `actions()`, the action, the product
+    state reached and the properties the step breaks."""
+
+    position: int
+    action: Action
+    target: PState
     violations: tuple[Violation, ...]
 
 
@@ -89,6 +130,17 @@ class Product:
         for index, monitor in enumerate(self.monitors):
             for name in sorted(monitor.watches):
                 self._routes[name] = (*self._routes.get(name, ()), index)
+        self.monitor_steps = tuple(StepMemo(m) for m in self.monitors)
+        self._followed: dict[tuple[tuple, tuple[Fact, ...]], tuple[tuple, tuple[Violation, ...]]] = {}
+        # the hot path judges the model's predicates unwrapped, converting what they raise as `_guarded` does
+        raw = [p for p in own if isinstance(p, Always)]
+        self._step_judges = tuple((p.name, p.step, p.with_events, p.doc) for p in raw if p.step is not None)
+        self._state_judges = tuple((p.name, p.state, p.doc or f"{p.name} does not hold")
+                                   for p in raw if p.state is not None)
+        self._plain_judges = tuple(judge for _, judge, with_events, _ in self._step_judges if not with_events)
+        self._evented_judges = tuple(judge for _, judge, with_events, _ in self._step_judges if with_events)
+        wants_events = bool(self._evented_judges)
+        self._step_facts = None if wants_events else model.step_facts
         names = [info.name for info in self.property_infos()]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
@@ -102,7 +154,7 @@ class Product:
         return infos
 
     def init_states(self) -> list[PState]:
-        initial = tuple(m.initial() for m in self.monitors)
+        initial = MonitorStates(m.initial() for m in self.monitors)
         try:
             states = self.model.init_states()
         except Exception as broken:
@@ -110,10 +162,30 @@ class Product:
         return [(s, initial) for s in states]
 
     def state_violations(self, pstate: PState) -> tuple[Violation, ...]:
-        state = pstate[0]
-        return tuple(
-            Violation(p.name, p.doc or f"{p.name} does not hold") for p in self.state_props if not p.state(state)
-        )
+        return tuple(self._state_broken(pstate[0]))
+
+    def _step_broken(self, state: Hashable, action: Action, nxt: Hashable, events: tuple[Event, ...]
+                     ) -> list[Violation]:
+        found = []
+        name = None
+        try:
+            for name, judge, with_events, doc in self._step_judges:
+                if not (judge(state, action, nxt, events) if with_events else judge(state, action, nxt)):
+                    found.append(Violation(name, doc or f"{name} broken by {action.label()}"))
+        except Exception as broken:
+            raise model_error(broken, state, action, what=f"property {name!r}") from broken
+        return found
+
+    def _state_broken(self, state: Hashable) -> list[Violation]:
+        found = []
+        name = None
+        try:
+            for name, judge, message in self._state_judges:
+                if not judge(state):
+                    found.append(Violation(name, message))
+        except Exception as broken:
+            raise model_error(broken, state, None, what=f"property {name!r}") from broken
+        return found
 
     def end_violations(self, pstate: PState) -> tuple[Violation, ...]:
         """What the monitors say of a state in which the system can do nothing more."""
@@ -131,43 +203,99 @@ class Product:
             raise model_error(broken, pstate[0], what="actions()") from broken
 
     def step(self, pstate: PState, action: Action) -> Transition | None:
+        """The whole transition, native events included."""
+        out = self._steps(pstate, (action,), whole=True)
+        return out[0] if out else None
+
+    def moves(self, pstate: PState) -> list[Move]:
+        """Every step enabled in `pstate`, as a search needs it (no native events where the model can
+        give its facts without them)."""
+        return self._steps(pstate, self.actions(pstate), whole=False)
+
+    def _steps(self, pstate: PState, actions: Sequence[Action], whole: bool) -> list:
+        """The steps of `actions` from `pstate` (no-ops left out): Transitions when `whole`, else Moves,
+        for which the model's `step_facts` stands in for `step` where it may."""
         state, mstates = pstate
-        model = self.model
-        try:
-            out = model.step(state, action)
-            if out is None:
-                return None
-            nxt, events = out
-            events = tuple(events)
-            to_facts = model.facts
-            facts = tuple([f for e in events for f in to_facts(e)])
-        except Exception as broken:
-            raise model_error(broken, state, action) from broken
-        violations: list[Violation] = []
-        if facts:
-            new_mstates = list(mstates)
-            admitted = self._admitted
-            for fact in facts:
+        fast = None if whole else self._step_facts
+        stepper = fast or self.model.step
+        to_facts = self.model.facts
+        followed = self._followed
+        plain, evented, state_judges = self._plain_judges, self._evented_judges, self._state_judges
+        out: list = []
+        for position, action in enumerate(actions):
+            try:
+                taken = stepper(state, action)
+                if taken is None:
+                    continue
+                if fast is not None:
+                    nxt, facts = taken
+                    facts = tuple(facts)
+                    events: tuple[Event, ...] = ()
+                else:
+                    nxt, events = taken
+                    events = tuple(events)
+                    facts = tuple([f for e in events for f in to_facts(e)])
+            except Exception as broken:
+                raise model_error(broken, state, action) from broken
+            if facts:
                 try:
-                    checked = fact in admitted
-                except TypeError:  # an unhashable field: `_admit` says so
-                    checked = False
-                if not checked:
-                    self._admit(fact, state, action)
-                for index in self._routes.get(fact.name, ()):
-                    monitor = self.monitors[index]
-                    try:
-                        new_mstates[index] = monitor.step(new_mstates[index], fact)
-                    except MonitorViolation as broken:
-                        violations.append(Violation(monitor.name, f"{fact}: {broken}"))
-            mstates = tuple(new_mstates)
-        for prop in self.step_props:
-            if not prop.step(state, action, nxt):
-                violations.append(Violation(prop.name, prop.doc or f"{prop.name} broken by {action.label()}"))
-        target = (nxt, mstates)
-        if self.state_props:
-            violations.extend(self.state_violations(target))
-        return Transition(action, target, events, facts, tuple(violations))
+                    hit = followed.get((mstates, facts))
+                except TypeError:  # an unhashable fact: `_follow` says so
+                    hit = None
+                if hit is None:
+                    hit = self._follow(mstates, facts, state, action)
+                target_mstates, broken_monitors = hit
+            else:
+                target_mstates, broken_monitors = mstates, ()
+            violations = list(broken_monitors) if broken_monitors else None
+            # every property is first judged in one pass; only a step that breaks one (or raises) is
+            # judged again, property by property, to name what it broke in the properties' order
+            suspect = False
+            try:
+                for judge in plain:
+                    if not judge(state, action, nxt):
+                        suspect = True
+                for judge in evented:
+                    if not judge(state, action, nxt, events):
+                        suspect = True
+                for _, judge, _ in state_judges:
+                    if not judge(nxt):
+                        suspect = True
+            except Exception:
+                suspect = True
+            if suspect:
+                violations = (violations or []) + self._step_broken(state, action, nxt, events)
+                violations += self._state_broken(nxt)
+            verdicts = tuple(violations) if violations else ()
+            target = (nxt, target_mstates)
+            out.append(_tuple(Transition, (action, target, events, facts, verdicts)) if whole
+                       else _tuple(Move, (position, action, target, verdicts)))
+        return out
+
+    def _follow(self, mstates: tuple, facts: tuple[Fact, ...], state: Hashable, action: Action
+                ) -> tuple[tuple, tuple[Violation, ...]]:
+        """The monitor states after `facts` and the violations they raise, each fact checked against the
+        vocabulary the first time it is met and each monitor stepped through its memo; remembered per
+        (monitor states, facts), which a search meets again and again."""
+        new_mstates = list(mstates)
+        violations = []
+        admitted, routes = self._admitted, self._routes
+        for fact in facts:
+            try:
+                checked = fact in admitted
+            except TypeError:  # an unhashable field: `_admit` says so
+                checked = False
+            if not checked:
+                self._admit(fact, state, action)
+            for index in routes.get(fact.name, ()):
+                new_mstates[index], broken = self.monitor_steps[index].follow(new_mstates[index], fact)
+                if broken is not None:
+                    violations.append(Violation(self.monitors[index].name, broken))
+        hit = (MonitorStates(new_mstates), tuple(violations))
+        if len(self._followed) >= MEMO_LIMIT:
+            self._followed.clear()
+        self._followed[(mstates, facts)] = hit
+        return hit
 
     def _admit(self, fact: Any, state: Hashable, action: Action) -> None:
         """Check a fact not met before against the vocabulary (the facts met are few, so each is checked
@@ -218,7 +346,7 @@ def _guarded(prop: Property) -> Property:
         return judged
 
     if isinstance(prop, Always):
-        return Always(prop.name, guard(prop.state), guard(prop.step), prop.doc)
+        return Always(prop.name, guard(prop.state), guard(prop.step), prop.doc, with_events=prop.with_events)
     if isinstance(prop, Sometimes):
         return Sometimes(prop.name, guard(prop.state), prop.doc)
     if isinstance(prop, Eventually):

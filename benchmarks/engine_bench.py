@@ -1,0 +1,275 @@
+"""The generic engine's speed and memory for every built-in model, against a baseline commit, in one run.
+
+For each model at two sizes it runs `steersim check` in child processes, one after the other, so that
+the ratios are measured side by side on the same machine: the generic engine of this checkout, the
+generic engine of the baseline commit (checked out into a temporary `git worktree`, its CLI run with
+PYTHONPATH pointed at it, the worktree removed afterwards), the vector engine where the model has one,
+`--workers 2`, and for the teaching model the plain-Python BFS and Spin of ../shared/bench (the helpers
+of `explorer_bench.py`; Spin rows say so when spin or gcc is missing).
+
+    python benchmarks/engine_bench.py                # two sizes per model, baseline 10bf69d
+    python benchmarks/engine_bench.py --quick        # one tiny size per model: a smoke test, not a measure
+    python benchmarks/engine_bench.py --baseline REV
+
+Columns: distinct states, search seconds (wall, as the report gives them), states per second of wall
+time, states per CPU second of the child (the machine is shared, so CPU time is the steadier measure of
+one process; `--workers 2` is judged by its wall time), the child's peak resident bytes per distinct
+state above its size before the check, and `same`: whether the JSON report is byte-identical to the
+baseline's but for `seconds` (`n/a` where there is nothing to compare; a model that changed since the
+baseline differs by construction, and its state count shows it). The ratios below the table divide
+CPU rates (wall rates for `--workers 2`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import explorer_bench  # a sibling script, not a package
+from explorer_bench import run_bfs, run_spin
+
+ROOT = Path(__file__).resolve().parent.parent
+BASELINE = "10bf69d"
+
+# `main` of the CLI in this process, with the resident size before it and the CPU time of the searches
+# (each explorer's `run`, wherever the checkout keeps it: sim.checking.* now, sim.* at older commits)
+CHILD = r"""
+import importlib, json, resource, sys, time
+from sim.cli import main
+spent = [0.0]
+def timed(run):
+    def wrapped(self, *args, **kwargs):
+        start = time.process_time()
+        try:
+            return run(self, *args, **kwargs)
+        finally:
+            spent[0] += time.process_time() - start
+    return wrapped
+for module, names in (("explorer", ("Explorer",)), ("vector", ("VectorExplorer",))):
+    for package in ("sim.checking.", "sim."):
+        try:
+            found = importlib.import_module(package + module)
+        except ImportError:
+            continue
+        for name in names:
+            cls = getattr(found, name)
+            if "run" in vars(cls):
+                cls.run = timed(cls.run)
+        break
+with open("/proc/self/statm") as f:
+    before = int(f.read().split()[1]) * resource.getpagesize()
+code = main(sys.argv[1:])
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+print(json.dumps({"code": code, "before": before, "peak": peak, "cpu": spent[0]}))
+"""
+
+
+@dataclass(frozen=True)
+class Case:
+    """One model at one size: its parameters (`-p`) and any other `check` options."""
+
+    model: str
+    params: tuple[str, ...]
+    options: tuple[str, ...] = ()
+    vector: bool = False
+    teaching: dict[str, int] | None = None  # K N Q P for bfs.py and Spin
+
+    @property
+    def label(self) -> str:
+        return " ".join(self.params) or "defaults"
+
+
+TEACHING_BIG = {"K": 10, "N": 5, "Q": 2, "P": 10}
+FULL = [
+    Case("teaching", (), ("--no-liveness",), vector=True, teaching={"K": 3, "N": 3, "Q": 2, "P": 3}),
+    Case("teaching", tuple(f"{k}={v}" for k, v in TEACHING_BIG.items()), ("--no-liveness",), vector=True,
+         teaching=TEACHING_BIG),
+    Case("openai-ws", ()),
+    Case("openai-ws", ("steers=4",)),
+    Case("foundry", ()),
+    Case("foundry", ("callers=5",)),
+    Case("openclaw", ()),
+    Case("openclaw", ("messages=4", "tool_turns=3", "calls=4", "agent_follow_ups=2")),
+]
+QUICK = [
+    Case("teaching", ("K=2", "N=1"), ("--no-liveness",), vector=True, teaching={"K": 2, "N": 1, "Q": 2, "P": 2}),
+    Case("openai-ws", ("steers=1", "reconnects=0")),
+    Case("foundry", ("callers=2", "crashes=0")),
+    Case("openclaw", ("messages=1",)),
+]
+
+
+@dataclass
+class Row:
+    engine: str
+    states: int | None = None
+    secs: float | None = None
+    cpu: float | None = None
+    bytes_per_state: float | None = None
+    same: str = "n/a"
+    note: str = ""
+    report: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def rate(self) -> float | None:
+        return None if not self.states or not self.secs else self.states / self.secs
+
+    @property
+    def cpu_rate(self) -> float | None:
+        return None if not self.states or not self.cpu else self.states / self.cpu
+
+
+def run_check(root: Path, case: Case, *extra: str) -> Row:
+    """`steersim check` of `case` with the CLI of the checkout at `root`, in a child process."""
+    with tempfile.TemporaryDirectory() as work:
+        report_path = Path(work) / "report.json"
+        argv = ["check", case.model, *(a for p in case.params for a in ("-p", p)), *case.options, *extra,
+                "--quiet", "--json", str(report_path)]
+        done = subprocess.run([sys.executable, "-c", CHILD, *argv], cwd=root, capture_output=True, text=True,
+                              env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
+        lines = done.stdout.strip().splitlines()
+        if done.returncode != 0 or not lines or not report_path.exists():
+            reason = (done.stderr.strip().splitlines() or ["no output"])[-1]
+            return Row(" ".join(extra) or "generic", note=f"failed: {reason[:60]}")
+        child = json.loads(lines[-1])
+        report = json.loads(report_path.read_text())
+    seconds = report.pop("seconds")
+    return Row(" ".join(extra), report["states"], max(seconds, 1e-6), child["cpu"],
+               (child["peak"] - child["before"]) / max(report["states"], 1), report=report)
+
+
+def run_reference(kind: str, K: int, N: int, Q: int, P: int) -> Row:
+    """bfs.py (its own timing of the search) or Spin's verifier (pan's search time)."""
+    name = "bfs.py tuple" if kind == "bfs" else "spin nored"
+    if not (explorer_bench.BENCH / "bfs.py").exists():
+        return Row(name, note=f"not run: no {explorer_bench.BENCH} (give --bench)")
+    found = run_bfs("tuple", K, N, Q, P) if kind == "bfs" else run_spin(K, N, Q, P, "nored")
+    if found is None:
+        return Row(name, note="spin or gcc not installed")
+    cpu = bfs_cpu(K, N, Q, P) if kind == "bfs" else found["secs"]
+    return Row(name, found["states"], found["secs"], cpu, found["mb"] * 1e6 / found["states"])
+
+
+def bfs_cpu(K: int, N: int, Q: int, P: int) -> float:
+    """The CPU seconds of bfs.py's search: its process at this size less its process at the smallest."""
+
+    def process_cpu(*size: int) -> float:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        run_bfs("tuple", *size)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+    return max(process_cpu(K, N, Q, P) - process_cpu(1, 0, 1, 1), 1e-3)
+
+
+class Baseline:
+    """The baseline commit in a temporary worktree, removed on exit."""
+
+    def __init__(self, rev: str) -> None:
+        self.rev = rev
+        self.path = Path(tempfile.mkdtemp(prefix="steersim-baseline-")) / "tree"
+
+    def __enter__(self) -> Path:
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(self.path), self.rev],
+                       capture_output=True, text=True, check=True)
+        return self.path
+
+    def __exit__(self, *exc: object) -> None:
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(self.path)],
+                       capture_output=True, text=True)
+        self.path.parent.rmdir()
+
+
+def measure(case: Case, baseline: Path) -> list[Row]:
+    rows = []
+    ours = run_check(ROOT, case, "--engine", "generic")
+    ours.engine = "generic"
+    old = run_check(baseline, case, "--engine", "generic")
+    old.engine = "generic @baseline"
+    if old.report and ours.report:
+        ours.same = "yes" if json.dumps(ours.report) == json.dumps(old.report) else "no"
+    rows += [ours, old]
+    if case.vector:
+        vector = run_check(ROOT, case, "--engine", "vector")
+        vector.engine = "vector"
+        vector.same = "yes" if vector.report == ours.report else "no"  # against the generic engine
+        rows.append(vector)
+    workers = run_check(ROOT, case, "--workers", "2")
+    workers.engine = "--workers 2"
+    rows.append(workers)
+    if case.teaching:
+        t = case.teaching
+        rows += [run_reference("bfs", t["K"], t["N"], t["Q"], t["P"]),
+                 run_reference("spin", t["K"], t["N"], t["Q"], t["P"])]
+    return rows
+
+
+def run(cases: list[Case], baseline: str) -> list[tuple[Case, list[Row]]]:
+    """Every row of every case, the baseline checked out for the duration."""
+    with Baseline(baseline) as tree:
+        return [(case, measure(case, tree)) for case in cases]
+
+
+def cell(value: float | None, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def table(results: list[tuple[Case, list[Row]]]) -> list[str]:
+    out = [f"{'model':<10} {'size':<52} {'engine':<18} {'states':>9} {'secs':>7} {'states/s':>9} "
+           f"{'st/cpu-s':>9} {'B/state':>8} {'same':>4}"]
+    for case, rows in results:
+        for row in rows:
+            out.append(f"{case.model:<10} {case.label:<52} {row.engine:<18} {cell(row.states, ',d'):>9} "
+                       f"{cell(row.secs, '.2f'):>7} {cell(row.rate, ',.0f'):>9} {cell(row.cpu_rate, ',.0f'):>9} "
+                       f"{cell(row.bytes_per_state, ',.0f'):>8} {row.same:>4}" + (f"  {row.note}" if row.note else ""))
+    return out
+
+
+def ratios(results: list[tuple[Case, list[Row]]], baseline: str) -> list[str]:
+    out = []
+    for case, rows in results:
+        by = {row.engine: row for row in rows}
+        ours, old = by["generic"], by["generic @baseline"]
+        parts = []
+        if ours.cpu_rate and old.cpu_rate:
+            parts.append(f"generic/generic@{baseline} {ours.cpu_rate / old.cpu_rate:.2f}x")
+        bfs = by.get("bfs.py tuple")
+        if bfs and ours.cpu_rate and bfs.cpu_rate:
+            parts.append(f"generic/bfs.py tuple {ours.cpu_rate / bfs.cpu_rate:.2f}x")
+        vector = by.get("vector")
+        if vector and vector.cpu_rate and bfs and bfs.cpu_rate:
+            parts.append(f"vector/bfs.py tuple {vector.cpu_rate / bfs.cpu_rate:.2f}x")
+        workers = by["--workers 2"]
+        if workers.rate and ours.rate:
+            parts.append(f"--workers 2/generic (wall) {workers.rate / ours.rate:.2f}x")
+        out.append(f"  {case.model} {case.label}: " + ", ".join(parts))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="generic engine speed against a baseline commit, bfs.py and Spin")
+    parser.add_argument("--quick", action="store_true", help="one tiny size per model (a smoke test)")
+    parser.add_argument("--baseline", default=BASELINE, help=f"the commit to compare with (default {BASELINE})")
+    parser.add_argument("--bench", type=Path, default=explorer_bench.BENCH,
+                        help="the folder of bfs.py and the Promela generator (default: ../shared/bench)")
+    args = parser.parse_args(argv)
+    explorer_bench.BENCH = args.bench
+    started = time.perf_counter()
+    results = run(QUICK if args.quick else FULL, args.baseline)
+    print("\n".join(table(results)))
+    print(f"ratios (CPU states/s; higher is better for the first engine named), {time.perf_counter() - started:.0f} s:")
+    print("\n".join(ratios(results, args.baseline)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,49 @@
+"""The engine benchmark's quick mode: every engine once on a tiny size of every built-in model, with the
+baseline commit in a temporary worktree. Nothing is timed; the table's shape and the identity column
+are what is asserted."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SPEC = importlib.util.spec_from_file_location("engine_bench", ROOT / "benchmarks" / "engine_bench.py")
+bench = sys.modules["engine_bench"] = importlib.util.module_from_spec(SPEC)  # dataclasses look it up
+SPEC.loader.exec_module(bench)
+
+
+def _git(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True)
+
+
+@pytest.mark.skipif(_git("cat-file", "-e", f"{bench.BASELINE}^{{commit}}").returncode != 0,
+                    reason=f"the baseline commit {bench.BASELINE} is not in this clone")
+def test_quick_mode_runs_every_engine_of_every_model_and_compares_reports() -> None:
+    worktrees = _git("worktree", "list").stdout
+    results = bench.run(bench.QUICK, bench.BASELINE)
+    assert _git("worktree", "list").stdout == worktrees  # the baseline's worktree is gone again
+    assert [case.model for case, _ in results] == ["teaching", "openai-ws", "foundry", "openclaw"]
+    for case, rows in results:
+        engines = [row.engine for row in rows]
+        expected = ["generic", "generic @baseline", *(["vector"] if case.vector else []), "--workers 2",
+                    *(["bfs.py tuple", "spin nored"] if case.teaching else [])]
+        assert engines == expected
+        ran = [row for row in rows if row.engine not in ("bfs.py tuple", "spin nored")]
+        assert all(row.states and not row.note for row in ran), [row.note for row in ran]
+        generic, old = rows[0], rows[1]
+        assert generic.same in ("yes", "no") and old.same == "n/a"
+        assert (generic.same == "yes") == (generic.report == old.report)
+        if case.vector:
+            assert rows[2].states == generic.states
+    teaching = results[0][1]
+    assert teaching[2].same == "yes"  # the vector engine writes the generic engine's report
+    lines = bench.table(results)
+    assert len(lines) == 1 + sum(len(rows) for _, rows in results)
+    assert all(line.split()[-1] in ("yes", "no", "n/a") for line in lines[1:] if "not run" not in line
+               and "not installed" not in line)
+    assert len(bench.ratios(results, bench.BASELINE)) == len(results)

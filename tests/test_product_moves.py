@@ -1,0 +1,166 @@
+"""What a search asks of the product: every step once, the step's events handed to the properties that
+read them, facts without events where the model gives them, monitor vectors that keep their hash and
+fingerprints that do not depend on how a state is held."""
+
+from __future__ import annotations
+
+import pickle
+from collections import deque
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import pytest
+
+from models.teaching import SPEC as TEACHING
+from models.teaching.model import TeachingModel, _facts_key
+from sim import CheckOptions, check
+from sim.core import facts as F
+from sim.core.fingerprint import fingerprint
+from sim.core.model import Action, Always, Event, ModelBase
+from sim.core.product import MonitorStates, Product
+
+
+class Counter(ModelBase):
+    """Two steers, each submitted and accepted in one step; counts how often it is stepped."""
+
+    def __init__(self, params=None, bug=None) -> None:
+        super().__init__(params, bug)
+        self.stepped = 0
+        self.seen: list[tuple] = []
+
+    def init_states(self):
+        return [0]
+
+    def actions(self, state):
+        return [Action("user", "user.steer", (state + 1,))] if state < 2 else []
+
+    def step(self, state, action):
+        self.stepped += 1
+        sid = f"s{action.args[0]}"
+        return state + 1, (Event("user", "queue", "steer.submitted", {"id": sid, "target": "c"}),
+                           Event("queue", "user", "steer.accepted", {"id": sid}),
+                           Event("queue", "user", "steer.unknown", {"id": sid}))
+
+    def properties(self):
+        def sees(s, a, t, events):
+            self.seen.append((s, a, t, events))
+            return len(events) == 3
+
+        return [Always("three-events", step=sees, with_events=True, doc="each step shows three events")]
+
+
+def test_a_step_property_gets_the_steps_events_and_the_model_is_stepped_once_per_transition() -> None:
+    model = Counter()
+    result = check(model, CheckOptions(engine="generic"))
+    assert result.status == "ok" and result.transitions == 2
+    assert model.stepped == 2  # no property stepped the model again
+    assert [(s, t, len(events)) for s, _, t, events in model.seen] == [(0, 1, 3), (1, 2, 3)]
+    assert all(events[0].data["id"] == f"s{t}" for _, _, t, events in model.seen)
+
+
+def test_a_step_property_without_events_is_called_with_three_arguments() -> None:
+    calls = []
+
+    class Plain(Counter):
+        def properties(self):
+            return [Always("plain", step=lambda s, a, t: calls.append((s, t)) or True)]
+
+    assert check(Plain(), CheckOptions(engine="generic")).status == "ok"
+    assert calls == [(0, 1), (1, 2)]
+
+
+def _transitions(model: TeachingModel):
+    """Every (state, action) of the model's reachable graph, breadth-first."""
+    init = model.init_states()[0]
+    seen, queue = {init}, deque([init])
+    while queue:
+        state = queue.popleft()
+        for action in model.actions(state):
+            yield state, action
+            nxt = model.next_state(state, action)
+            if nxt not in seen:
+                seen.add(nxt)
+                queue.append(nxt)
+
+
+def disagreements(model: TeachingModel) -> list[tuple]:
+    """The steps where `step_facts` differs from the next state and the facts of `observe`'s events."""
+    out = []
+    for state, action in _transitions(model):
+        nxt = model.next_state(state, action)
+        expected = tuple(f for e in model.observe(state, action, nxt) for f in model.facts(e))
+        if model.step_facts(state, action) != (nxt, expected):
+            out.append((state, action))
+    return out
+
+
+@pytest.mark.parametrize("bug", [None, *TEACHING.bugs])
+def test_teaching_step_facts_agree_with_its_events(bug: str | None) -> None:
+    assert disagreements(TEACHING.build({"K": 3, "N": 3, "Q": 2, "P": 2}, bug)) == []
+
+
+def test_the_agreement_check_sees_a_facts_key_that_misses_what_the_facts_depend_on(monkeypatch) -> None:
+    """A key that forgets the queue a delivery appends reuses one delivery's facts for another."""
+    import models.teaching.model as teaching
+
+    monkeypatch.setattr(teaching, "_facts_key", lambda s, a, t: None if a.kind != "user.steer" else _facts_key(s, a, t))
+    assert disagreements(TEACHING.build({"K": 3, "N": 3, "Q": 2, "P": 2}))
+
+
+def test_the_teaching_check_is_the_same_with_and_without_step_facts() -> None:
+    class EventsOnly(TeachingModel):
+        step_facts = None
+
+    with_facts = check(TeachingModel(3, 3, 2, 3), CheckOptions(engine="generic"))
+    without = check(EventsOnly(3, 3, 2, 3), CheckOptions(engine="generic"))
+    assert (with_facts.states, with_facts.transitions, [p.status for p in with_facts.properties]) == (
+        without.states, without.transitions, [p.status for p in without.properties])
+
+
+def test_monitor_states_keep_their_hash_equal_a_plain_tuple_and_pickle_as_one() -> None:
+    states = ((("s1", "accepted"),), (), False)
+    vector = MonitorStates(states)
+    assert vector == states and hash(vector) == hash(states) and {states: 1}[vector] == 1
+    assert pickle.loads(pickle.dumps(vector)) == states
+    assert pickle.dumps(vector).count(b"hash") == 0  # the hash depends on the process's seed: not saved
+    assert type(pickle.loads(pickle.dumps(vector))) is MonitorStates
+
+
+@dataclass(frozen=True)
+class AsDataclass:
+    q: tuple
+    n: int
+
+
+class AsNamedTuple(NamedTuple):
+    q: tuple
+    n: int
+
+
+def test_a_states_fingerprint_does_not_depend_on_its_container() -> None:
+    """Traces record fingerprints: a state class that becomes a named tuple, or monitor states held as
+    MonitorStates, keep them."""
+    AsNamedTuple.__name__ = AsDataclass.__name__
+    mstates = ((("s1", "accepted"),), ())
+    expected = fingerprint((AsDataclass((1, 2), 3), mstates))
+    assert fingerprint((AsNamedTuple((1, 2), 3), mstates)) == expected
+    assert fingerprint((AsDataclass((1, 2), 3), MonitorStates(mstates))) == expected
+    assert fingerprint((AsDataclass((1, 2), 4), mstates)) != expected
+
+
+def test_monitors_are_stepped_once_per_monitor_state_and_fact() -> None:
+    product = Product(Counter())
+    init = product.init_states()[0]
+    first = product.moves(init)
+    assert len(first) == 1 and first[0].violations == ()
+    sizes = [len(steps.memo) for steps in product.monitor_steps]
+    assert product.moves(init) == first  # the same step again is answered from the memo
+    assert [len(steps.memo) for steps in product.monitor_steps] == sizes
+    fact = F.steer_submitted("s1", "c")
+    monitor = product.monitor_steps[0]
+    assert monitor.follow(init[1][0], fact) is monitor.follow(init[1][0], fact)
+
+
+def test_with_events_is_refused_for_a_state_property() -> None:
+    with pytest.raises(ValueError, match="with_events=True is for a step= property"):
+        Always("x", state=lambda s: True, with_events=True)
