@@ -45,9 +45,9 @@ EQUIVALENTS = ROOT / "benchmarks" / "mutation-equivalents.toml"
 
 # The transition code of each model: the files whose functions decide what the model does.
 TARGETS: dict[str, tuple[str, ...]] = {
-    "teaching": ("models/teaching/model.py",),
-    "openai-ws": ("models/openai_ws/model.py",),
-    "foundry": ("models/foundry/model.py",),
+    "teaching": ("models/teaching/model.py", "models/teaching/facts.py"),
+    "openai-ws": ("models/openai_ws/model.py", "models/openai_ws/facts.py"),
+    "foundry": ("models/foundry/model.py", "models/foundry/facts.py"),
     "openclaw": ("models/openclaw/model.py", "models/openclaw/agent_core.py", "models/openclaw/gateway.py",
                  "models/openclaw/codex.py"),
 }

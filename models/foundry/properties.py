@@ -11,24 +11,32 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from models.foundry.state import (
+    CANCELLED,
+    CONFLICT,
+    DEFERRED,
+    DONE,
     DOWN,
     ENTERING,
     EXITED,
     FAILED,
     FULL,
+    IDLE,
     IN_PROGRESS,
     NOBODY,
+    NONE,
     PRECONDITION,
     QUEUED,
     REJECTIONS,
+    RETURNED,
     RUNNING,
+    STOPPING,
     SUSPENDED,
     UP,
     WAITING,
     FoundryState,
     input_id,
 )
-from sim.core.model import Action, Always, Eventually, Property, Sometimes
+from sim.core.model import Action, Always, Event, Eventually, Property, Sometimes
 
 if TYPE_CHECKING:
     from models.foundry.model import FoundryModel
@@ -130,6 +138,7 @@ def properties(m: FoundryModel) -> list[Property]:
                    doc="while its process lives, every handle eventually resolves"),
     ]
     props.extend(_guards(m, FULL, PRECONDITION))
+    props.extend(_observations(m))
     return props
 
 
@@ -155,3 +164,147 @@ def _guards(m: FoundryModel, full: str, precondition: str) -> list[Property]:
         out.append(Sometimes("stale-precondition", state=lambda s: s.rejection == precondition,
                              doc="a caller's if_last_input_id goes stale"))
     return out
+
+
+def _observations(m: FoundryModel) -> list[Property]:
+    """Properties over what a step emits (its native events and their facts), besides those above that
+    read the record: each judges an event the caller, the handler or a recorded trace would see, so a
+    step that emits the wrong thing is seen even when the state it reaches is right."""
+    cache: list[object] = [None, None, None, ()]
+
+    def emitted(s: S, a: Action, t: S) -> tuple[Event, ...]:
+        if not (cache[0] is s and cache[1] is a and cache[2] is t):
+            cache[:] = [s, a, t, tuple(m.observe(s, a, t))]
+        return cache[3]  # type: ignore[return-value]
+
+    def within_parameters(s: S, a: Action, t: S) -> bool:
+        events = emitted(s, a, t)
+        names = [e.name for e in events]
+        budgets = ((names.count("TaskRun.cancel"), s.cancels, t.cancels, m.max_cancels),
+                   (names.count("process.crash"), s.crashes, t.crashes, m.max_crashes),
+                   (names.count("process.shutdown"), s.shutdowns, t.shutdowns, m.max_shutdowns))
+        if any(after - before != seen or after > budget for seen, before, after, budget in budgets):
+            return False
+        if "handler.check" in names and not (t.checks == s.checks + 1 <= m.steps):
+            return False
+        cancelled = [_caller(e) for e in events if e.name == "TaskRun.cancel"]
+        return all(s.callers[c] == WAITING and s.queued[c] for c in cancelled)
+
+    def handle_outcome(s: S, a: Action, t: S) -> bool:
+        results = [e for e in emitted(s, a, t) if e.name == "TaskRun.result"]
+        if any(s.callers[_caller(e)] != WAITING for e in results):
+            return False  # a handle resolves at most once
+        if a.kind == "caller.cancel":
+            return all(e.data["outcome"] == CANCELLED and not e.data["entered"] for e in results)
+        if a.kind == "framework.resolve":
+            return all(_caller(e) == s.handle and e.data["outcome"] == _finished(m, s)
+                       and e.data["value"] == (input_id(s.active) if e.data["outcome"] == RETURNED else None)
+                       for e in results)
+        if a.kind == "process.stop":
+            waiting = sorted(c for c, phase in enumerate(s.callers) if phase == WAITING)
+            expected = [CANCELLED if s.turn == RUNNING and _caller(e) == s.handle else m.queued_at_shutdown
+                        for e in results]
+            return sorted(map(_caller, results)) == waiting and [e.data["outcome"] for e in results] == expected
+        return not results
+
+    def reply_facts(s: S, a: Action, t: S) -> bool:
+        if a.kind != "caller.start":
+            return True
+        events = emitted(s, a, t)
+        reply = events[-1].data if m.surface == "responses" else {"status": 200 if events[-1].name == "TaskRun"
+                                                                 else events[-1].name}
+        queued = reply.get("response_status") == "queued" or bool(events[-1].data.get("is_queued"))
+        names = [f.name for e in events for f in m.facts(e)]
+        if reply["status"] == 200:
+            return names == (["steer.submitted", "steer.accepted"] if queued else [])
+        code = reply.get("code", reply["status"])
+        rejected = [f for e in events for f in m.facts(e) if f.name == "steer.rejected"]
+        return names == ["steer.submitted", "steer.rejected"] and rejected[0]["code"] == code
+
+    def shutdown_promotion(s: S, a: Action, t: S) -> bool:
+        ends_with_queue = (a.kind == "framework.advance" and s.proc == STOPPING and bool(s.queue)
+                           and s.outcome != DEFERRED)
+        return not ends_with_queue or (t.turn == ENTERING) == m.promote_during_shutdown
+
+    props: list[Property] = [
+        Always("within-parameters", step=within_parameters,
+               doc="the environment stays within its parameters: at most queued_cancels TaskRun.cancel() calls, "
+                   "each on a queued unresolved handle; at most crashes crashes, shutdowns shutdowns and "
+                   "handler_steps safe points per turn"),
+        Always("handle-outcome", step=handle_outcome,
+               doc="each handle resolves once, with what spec 4.4/4.9 give it: the handler's value or TaskFailed, "
+                   "deferred_outcome after exit_for_recovery, TaskCancelled after a queued cancel, after an "
+                   "explicit cancel iff explicit_cancel_outcome=always_cancelled, and when the grace period ends "
+                   "mid-turn; queued waiters at the end of a shutdown get queued_handle_at_shutdown"),
+        Always("reply-facts", step=reply_facts,
+               doc="every start() reply is read as spec 5 says: a queued handle is a submitted and accepted steer, "
+                   "a refusal a submitted and rejected one with the reply's code, a fresh or resumed turn no steer"),
+        Always("shutdown-promotion", step=shutdown_promotion,
+               doc="a turn that ends during a graceful shutdown with inputs queued promotes the head iff "
+                   "promote_during_shutdown"),
+    ]
+    return props + _behaviour_guards(m)
+
+
+def _behaviour_guards(m: FoundryModel) -> list[Property]:
+    """One guard per behaviour a parameter enables: a check at a configuration that enables it, which
+    never reaches it, proved nothing about it."""
+    out: list[Property] = [
+        Sometimes("turn-returns", state=lambda s: s.turn == EXITED and s.outcome == RETURNED and not s.resolved,
+                  doc="a handler returns while its caller waits"),
+        Sometimes("turn-raises", state=lambda s: s.turn == EXITED and s.outcome == FAILED and not s.resolved,
+                  doc="a handler raises while its caller waits"),
+    ]
+    if not m.steerable:
+        out.append(Sometimes("conflict", state=lambda s: s.rejection == CONFLICT,
+                             doc="a start() on a busy non-steerable chain raises TaskConflictError"))
+    if m.steerable and m.max_cancels:
+        out += [
+            Sometimes("queued-input-cancelled",
+                      state=lambda s: s.shutdowns == 0 and any(
+                          s.queued[c] and s.callers[c] == DONE and c not in s.entered for c in range(m.n)),
+                      doc="a queued input is cancelled before its turn"),
+            Sometimes("running-turn-cancelled", state=lambda s: s.turn == EXITED and s.requested,
+                      doc="a turn whose handle was cancelled while it ran finishes (explicit_cancel_outcome decides)"),
+        ]
+    if m.steerable and m.steps:
+        out.append(Sometimes("handler-sees-signal", state=lambda s: s.turn == RUNNING and s.checks > 0 and s.cancel,
+                             doc="a handler reads ctx.cancel set at a safe point"))
+    if m.max_crashes:
+        out.append(Sometimes("recovered-turn-runs", state=lambda s: s.turn == RUNNING and s.mode == "recovered",
+                             doc="after a crash the interrupted turn runs again, recovered"))
+    if m.max_shutdowns:
+        out += [
+            Sometimes("exit-for-recovery",
+                      state=lambda s: s.turn == EXITED and s.outcome == DEFERRED and s.handle != NOBODY,
+                      doc="a handler leaves with exit_for_recovery while its caller waits"),
+        ]
+        if m.steerable:
+            out += [
+                Sometimes("turn-ends-in-shutdown-with-queue",
+                          state=lambda s: s.proc == STOPPING and s.turn == EXITED and bool(s.queue)
+                          and s.outcome != DEFERRED,
+                          doc="a turn ends during a shutdown with inputs queued (promote_during_shutdown decides)"),
+                Sometimes("queued-waiter-at-stop",
+                          state=lambda s: s.proc == STOPPING and s.turn in (NONE, RUNNING) and any(
+                              s.callers[c] == WAITING and c != s.handle for c in range(m.n)),
+                          doc="the process stops while a caller waits on a queued input "
+                              "(queued_handle_at_shutdown decides)"),
+            ]
+    if not m.in_order and m.n > 1:
+        out.append(Sometimes("out-of-order-call", state=lambda s: any(
+            s.callers[k] != IDLE and IDLE in s.callers[:k] for k in range(m.n)),
+            doc="a caller calls before one with a lower index"))
+    return out
+
+
+def _caller(event: Event) -> int:
+    return int(event.data["caller"].removeprefix("m"))
+
+
+def _finished(m: FoundryModel, s: S) -> str:
+    """What the finished turn's handle gets (spec 4.4): the handler's outcome, `deferred_outcome` after
+    exit_for_recovery, TaskCancelled after an explicit cancel iff so configured."""
+    if s.outcome == DEFERRED:
+        return m.deferred_outcome
+    return CANCELLED if s.requested and m.always_cancelled else s.outcome
