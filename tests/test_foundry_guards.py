@@ -84,6 +84,16 @@ class StopCancelsQueuedWaiters(FoundryModel):
                 if e.name == "TaskRun.result" else e for e in events]
 
 
+class EnqueueBeforeRecovery(FoundryModel):
+    """A start() on a chain left in progress by a crash enqueues before the recovery scan re-enters the
+    interrupted turn, so the enqueue signals nothing."""
+
+    def _start(self, s, c, if_last):
+        if not self.needs_recovery(s):
+            return super()._start(s, c, if_last)
+        return with_(super()._start(with_(s, proc=UP), c, if_last), proc=s.proc)
+
+
 def statuses(model: type[FoundryModel], params: dict, bug: str | None = None) -> dict[str, str]:
     result = check(model(SPEC.resolve(params, bug), bug), CheckOptions(keep_going=True))
     return {p.name: p.status for p in result.properties}
@@ -97,6 +107,7 @@ def statuses(model: type[FoundryModel], params: dict, bug: str | None = None) ->
     (ResponsesRepliesUnread, {**SMALL, "surface": "responses", "steerable": False}, "reply-facts"),
     (PromotionIgnoresShutdown, SHUTDOWN, "shutdown-promotion"),
     (StopCancelsQueuedWaiters, SHUTDOWN, "handle-outcome"),
+    (EnqueueBeforeRecovery, {**SMALL, "precancel_if_successors": False}, "recovered-turn-signalled"),
 ])
 def test_each_check_over_emitted_events_catches_its_defect(model, params, caught_by):
     assert statuses(model, params)[caught_by] == "violated"
@@ -149,3 +160,40 @@ def test_queued_handle_at_shutdown_is_told_apart_by_the_core_invariants():
     assert statuses(FoundryModel, {**SHUTDOWN, "queued_handle_at_shutdown": "TaskCancelled"})["no-lost-steers"] == (
         "violated")
     assert statuses(FoundryModel, SHUTDOWN)["no-lost-steers"] == "holds"
+
+
+def _run(params: dict, path: list[Action]) -> list[Event]:
+    """The events of one path from the initial state, each action taken as the model offers it."""
+    model = SPEC.build({**SMALL, **params})
+    s, events = model.init_states()[0], []
+    for action in path:
+        assert action in model.actions(s), f"{action} is not enabled"
+        t = model.next_state(s, action)
+        events += model.observe(s, action, t)
+        s = t
+    return events
+
+
+def test_last_input_id_advances_on_is_told_apart_by_the_precondition_reply():
+    """m0 runs, m1 queues behind it, m2 names m0 as the chain head: the head is m1 if it advanced on
+    accept, still m0 if it advances only when an input executes."""
+    path = [Action("caller:0", "caller.start", (0, NOBODY)), Action("framework", "framework.enter"),
+            Action("caller:1", "caller.start", (1, NOBODY)), Action("caller:2", "caller.start", (2, 0))]
+    on_accept = _run({"queue_cap": 2}, path)[-1]
+    on_execute = _run({"queue_cap": 2, "last_input_id_advances_on": "execute"}, path)[-1]
+    assert (on_accept.name, on_accept.data["actual_last_input_id"]) == ("LastInputIdPreconditionFailed", "m1")
+    assert (on_execute.name, on_execute.data["is_queued"]) == ("TaskRun", True)
+    assert statuses(FoundryModel, {**SMALL, "last_input_id_advances_on": "execute"})["if-match"] == "holds"
+
+
+def test_precancel_if_successors_is_told_apart_by_the_promoted_turn_entry():
+    """m0 runs with m1 and m2 queued behind it, returns, and m1 is promoted: it enters with ctx.cancel set iff
+    promoted turns start cancelled while inputs remain behind them."""
+    path = [Action("caller:0", "caller.start", (0, NOBODY)), Action("framework", "framework.enter"),
+            Action("caller:1", "caller.start", (1, NOBODY)), Action("caller:2", "caller.start", (2, NOBODY)),
+            Action("handler", "handler.return"), Action("framework", "framework.resolve"),
+            Action("framework", "framework.advance"), Action("framework", "framework.enter")]
+    entries = {precancel: _run({"queue_cap": 2, "precancel_if_successors": precancel}, path)[-1]
+               for precancel in (True, False)}
+    assert {precancel: (e.name, e.data["input"], e.data["cancel"]) for precancel, e in entries.items()} == {
+        True: ("handler.enter", "m1", True), False: ("handler.enter", "m1", False)}

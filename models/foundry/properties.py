@@ -221,6 +221,11 @@ def _observations(m: FoundryModel) -> list[Property]:
         rejected = [f for e in events for f in m.facts(e) if f.name == "steer.rejected"]
         return names == ["steer.submitted", "steer.rejected"] and rejected[0]["code"] == code
 
+    def recovered_turn_signalled(s: S, a: Action, t: S) -> bool:
+        entries = [e.data for e in emitted(s, a, t) if e.name == "handler.enter"]
+        accepted_behind = any(c in s.queue for c in s.futures)
+        return all(e["cancel"] for e in entries if e["entry_mode"] == "recovered" and accepted_behind)
+
     def shutdown_promotion(s: S, a: Action, t: S) -> bool:
         ends_with_queue = (a.kind == "framework.advance" and s.proc == STOPPING and bool(s.queue)
                            and s.outcome != DEFERRED)
@@ -239,6 +244,9 @@ def _observations(m: FoundryModel) -> list[Property]:
         Always("reply-facts", step=reply_facts,
                doc="every start() reply is read as spec 5 says: a queued handle is a submitted and accepted steer, "
                    "a refusal a submitted and rejected one with the reply's code, a fresh or resumed turn no steer"),
+        Always("recovered-turn-signalled", step=recovered_turn_signalled,
+               doc="a recovered turn enters with ctx.cancel set if an input accepted in this lifetime waits "
+                   "behind it: start() recovers the chain inline before it enqueues (spec 4.8, 4.2)"),
         Always("shutdown-promotion", step=shutdown_promotion,
                doc="a turn that ends during a graceful shutdown with inputs queued promotes the head iff "
                    "promote_during_shutdown"),

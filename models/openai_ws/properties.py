@@ -18,9 +18,13 @@ from models.openai_ws.state import (
     AUTO,
     COMMITTED,
     COMPLETED,
+    FAILED,
+    FAILED_WITH_ID,
     IN_PROGRESS,
     INCOMPLETE,
     PENDING,
+    REJECTED,
+    UNKNOWN,
     UNRESOLVED,
     WAITING,
     WsState,
@@ -402,7 +406,7 @@ def model_properties(model: OpenAIWsModel) -> list[Property]:
     props: list[Property] = [Always(name, state=fn, doc=INVARIANT_DOCS[name]) for name, fn in states.items()]
     props += [Always(name, step=fn, doc=INVARIANT_DOCS[name]) for name, fn in steps.items()]
     props += [Always(rule, step=j.client_rule(rule), doc=doc) for rule, doc in CLIENT_RULES.items()]
-    return props + vacuity_guards(model)
+    return props + vacuity_guards(model) + reading_properties(model) + behaviour_guards(model)
 
 
 def vacuity_guards(model: OpenAIWsModel) -> list[Property]:
@@ -432,3 +436,106 @@ def vacuity_guards(model: OpenAIWsModel) -> list[Property]:
             state=lambda s: any(st.status == COMMITTED and s.responses[st.target].answered for st in s.steers),
             doc="an explicit continuation carrying the tool output commits a queued steer"))
     return guards
+
+
+# ------------------------------------------------------------------------- the readings and the guards
+READING_DOCS = {
+    "steer-admission-readings": "a steer at a steerable response of this connection is accepted or refused as "
+                                "the configured readings say: in progress: accepted; terminal with an automatic "
+                                "successor due: late_steer (A3); waiting for tool output: waiting_steer (A5); "
+                                "completed with nothing after it: completed_steer (A4); otherwise refused",
+    "batch-readings": "a successor commits its parent's whole queue (batching=all) or its head alone (one) (A1)",
+}
+
+
+def reading_properties(model: OpenAIWsModel) -> list[Property]:
+    """Properties that tell the values of each admission and batching ambiguity apart, by what the server
+    answers: a model that silently follows the other reading emits other replies."""
+    p = model.p
+
+    def admission(s: WsState, a: Action, t: WsState) -> bool:
+        if a.kind != "client.steer":
+            return True
+        target, _, valid = a.args
+        r = s.responses[target]
+        if r.conn != s.conn or not r.steerable or not valid:
+            return True
+        replies = [(e.name, e.data.get("error", {}).get("code")) for e in model.events(s, a)
+                   if e.name in ("response.steer.accepted", "response.steer.failed")]
+        if r.status == IN_PROGRESS and r.successor < 0:
+            joins = True
+        elif r.next == AUTO:
+            joins = p["late_steer"] == "join"
+        elif r.next == WAITING:
+            joins = p["waiting_steer"] == "queue"
+        else:
+            joins = p["completed_steer"] == "successor" and r.status == COMPLETED and r.successor < 0
+        if not joins:
+            refused = "response_already_completed" if r.status == COMPLETED else "response_not_active"
+            return replies == [("response.steer.failed", refused)]
+        full = len(r.queue) >= p["pending_limit"]
+        return replies == ([("response.steer.failed", "too_many_pending_steers")] if full
+                           else [("response.steer.accepted", None)])
+
+    def batching(s: WsState, a: Action, t: WsState) -> bool:
+        if a.kind not in ("server.successor", "client.tool_output"):
+            return True
+        events = model.events(s, a)
+        queue = s.responses[a.args[0]].queue
+        committed = [steer_number(d["steer"]["id"]) for d in _sent(events, "steer.committed")]
+        return len(committed) == (len(queue) if p["batching"] == "all" else min(1, len(queue)))
+
+    return [Always("steer-admission-readings", step=admission, doc=READING_DOCS["steer-admission-readings"]),
+            Always("batch-readings", step=batching, doc=READING_DOCS["batch-readings"])]
+
+
+def behaviour_guards(model: OpenAIWsModel) -> list[Property]:
+    """One guard per behaviour a parameter enables, besides the steering guards of `vacuity_guards`."""
+    p = model.p
+    steering = p["steerable"] and p["steers"] > 0
+    guards: list[Property] = [
+        Sometimes("sometimes-completed", state=lambda s: any(r.status == COMPLETED for r in s.responses),
+                  doc="a response completes"),
+    ]
+    if steering and p["reconnects"]:  # the connection drops only while a steer is queued
+        guards += [
+            Sometimes("sometimes-steer-lost-to-drop", state=lambda s: any(st.status == UNKNOWN for st in s.steers),
+                      doc="the connection drops with a steer queued, whose fate becomes unknown"),
+            Sometimes("sometimes-reconnected",
+                      state=lambda s: s.conn > 0 and bool(s.responses) and s.responses[-1].conn == s.conn,
+                      doc="after a drop the client creates a response on a fresh connection"),
+        ]
+    if p["hosted_tools"]:
+        guards.append(Sometimes("sometimes-hosted-tool-finishes",
+                                state=lambda s: any("web_search_call" in r.kinds[: r.done] for r in s.responses),
+                                doc="a hosted tool call (web search) finishes"))
+    if p["followups"]:
+        guards.append(Sometimes("sometimes-followup", state=lambda s: any(r.origin == "followup" for r in s.responses),
+                                doc="the client sends a new request after a chain ended"))
+    if p["response_failures"]:
+        guards.append(Sometimes("sometimes-response-failed",
+                                state=lambda s: any(r.status == FAILED for r in s.responses),
+                                doc="a response ends response.failed"))
+    if p["steers"] and not p["steerable"]:
+        guards.append(_steer_ends(REJECTED, "steering_not_supported", "a steer at a conversation-bound response is "
+                                  "refused"))
+    if steering and p["invalid_input"]:
+        guards.append(_steer_ends(REJECTED, "invalid_input", "a steer carrying a tool output is refused"))
+    if steering and p["successor_failures"]:
+        guards.append(_steer_ends(FAILED_WITH_ID, "successor_creation_failed", "a queued steer fails because its "
+                                  "automatic successor cannot be created"))
+    if steering and p["response_failures"]:
+        guards.append(Sometimes("sometimes-steer-fails-with-parent", state=lambda s: any(
+            st.status == FAILED_WITH_ID and st.code == p["failed_parent_code"] and s.responses[st.target].status
+            == FAILED for st in s.steers), doc="a queued steer fails with its failed parent (failed_parent_code)"))
+    if steering and p["steers"] > 1 and p["pending_limit"] > 1:
+        guards.append(Sometimes("sometimes-batch-of-two",
+                                state=lambda s: any(r.terminal and r.next == AUTO and len(r.queue) > 1
+                                                    for r in s.responses),
+                                doc="two steers wait for one successor (batching decides how many it commits)"))
+    return guards
+
+
+def _steer_ends(status: str, code: str, doc: str) -> Property:
+    return Sometimes(f"sometimes-{code.replace('_', '-')}",
+                     state=lambda s: any(st.status == status and st.code == code for st in s.steers), doc=doc)
