@@ -209,10 +209,31 @@ class TeachingModel:
                 state=lambda s: s.phase == CLEAR and s.pend > 0,
                 doc="some steer is delivered at a batch boundary of a running turn",
             ),
+            *behaviour_guards(self),
         ]
 
     def default_timing(self) -> Mapping[str, Any]:
         return DEFAULT_TIMING
+
+
+def behaviour_guards(m: TeachingModel) -> list[Property]:
+    """One guard per behaviour the parameters enable, besides the steering guards above: a check whose
+    parameters allow it but which never reaches it proved nothing about it (the vector kernel judges the
+    same predicates)."""
+    guards: list[Property] = [
+        Sometimes("turn-completes", state=lambda s: s.phase == CLEAR and not s.intr,
+                  doc="some turn runs every call and ends completed"),
+    ]
+    if m.N > 0:
+        guards.append(Sometimes("steer-wakes-idle-agent", state=lambda s: s.phase == IDLE and bool(s.q),
+                                doc="a steer arrives while the agent is idle and starts a new run"))
+    if m.N > m.Q:
+        guards.append(Sometimes("steer-rejected", state=lambda s: s.rej > 0,
+                                doc="a steer finds the queue full and is rejected"))
+    if m.P > 1 and m.K > 1:
+        guards.append(Sometimes("calls-in-parallel", state=lambda s: sum(s.calls) > 1,
+                                doc="two calls run at once"))
+    return guards
 
 
 def _with(s: TeachingState, **changes: Any) -> TeachingState:
