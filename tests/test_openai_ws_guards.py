@@ -109,3 +109,18 @@ def test_every_guard_of_the_tested_configurations_has_a_switched_off_test():
     guards = {p.name for params in {str(p): p for _, p, _ in SWITCHED_OFF}.values()
               for p in SPEC.build(params).properties() if p.kind == "sometimes"}
     assert guards == {g for g, _, _ in SWITCHED_OFF}
+
+
+def test_a_successor_that_loses_its_previous_response_id_is_caught(monkeypatch):
+    """The invariants that follow a successor through its previous_response_id skip one that has none;
+    response-lineage names it."""
+    original = _Step.response_json
+
+    def orphaned(self, index, reason=None):
+        body = original(self, index, reason)
+        return {**body, "previous_response_id": None} if self.responses[index].origin == "auto" else body
+
+    monkeypatch.setattr(_Step, "response_json", orphaned)
+    found = statuses(SPEC.build())
+    assert found["response-lineage"] == "violated"
+    assert found["inv06-commit-after-parent-terminal"] == "holds"

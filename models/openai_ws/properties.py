@@ -445,6 +445,8 @@ READING_DOCS = {
                                 "successor due: late_steer (A3); waiting for tool output: waiting_steer (A5); "
                                 "completed with nothing after it: completed_steer (A4); otherwise refused",
     "batch-readings": "a successor commits its parent's whole queue (batching=all) or its head alone (one) (A1)",
+    "response-lineage": "every successor's response.created names the response it continues as "
+                        "previous_response_id, a root names none, and nothing else creates a response",
 }
 
 
@@ -485,8 +487,15 @@ def reading_properties(model: OpenAIWsModel) -> list[Property]:
         committed = [steer_number(d["steer"]["id"]) for d in _sent(events, "steer.committed")]
         return len(committed) == (len(queue) if p["batching"] == "all" else min(1, len(queue)))
 
+    def lineage(s: WsState, a: Action, t: WsState) -> bool:
+        created = [d["response"]["previous_response_id"] for d in _sent(model.events(s, a), "response.created")]
+        if a.kind in ("server.successor", "client.tool_output", "client.followup"):
+            return created == [wire.response_id(a.args[0])]
+        return all(previous is None for previous in created) if a.kind == "client.create" else not created
+
     return [Always("steer-admission-readings", step=admission, doc=READING_DOCS["steer-admission-readings"]),
-            Always("batch-readings", step=batching, doc=READING_DOCS["batch-readings"])]
+            Always("batch-readings", step=batching, doc=READING_DOCS["batch-readings"]),
+            Always("response-lineage", step=lineage, doc=READING_DOCS["response-lineage"])]
 
 
 def behaviour_guards(model: OpenAIWsModel) -> list[Property]:
