@@ -10,7 +10,7 @@ import pytest
 from models.teaching.model import IDLE, TeachingModel
 from sim.checking.engines import check
 from sim.checking.explorer import CheckOptions
-from sim.core.model import Event
+from sim.core.model import Action, Event
 
 
 class LaunchWithoutStart(TeachingModel):
@@ -104,3 +104,20 @@ def test_each_guard_fails_when_its_behaviour_is_switched_off(guard, size, model)
 def test_every_guard_has_a_switched_off_test():
     guards = {p.name for p in TeachingModel(3, 3, 2, 3).properties() if p.kind == "sometimes"}
     assert guards == {g for g, _, _ in SWITCHED_OFF}
+
+
+class OneSteerTooMany(TeachingModel):
+    """The user may send N+1 steers: the check then claims for N what it explored for N+1."""
+
+    def actions(self, s):
+        out = super().actions(s)
+        if s.sent == self.N:
+            out.append(Action("user", "user.steer", (s.sent + 1,)))
+        return out
+
+
+def test_an_environment_beyond_its_parameters_is_caught():
+    result = check(OneSteerTooMany(3, 3, 2, 3), CheckOptions(keep_going=True, engine="generic"))
+    assert {p.name: p.status for p in result.properties}["within-parameters"] == "violated"
+    for engine in ("generic", "vector"):
+        assert check(TeachingModel(3, 3, 2, 3), CheckOptions(engine=engine)).status == "ok"

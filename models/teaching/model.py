@@ -210,6 +210,11 @@ class TeachingModel:
                 doc="some steer is delivered at a batch boundary of a running turn",
             ),
             *behaviour_guards(self),
+            Always(
+                "within-parameters",
+                state=lambda s: s.sent <= self.N,
+                doc="the user sends at most N steers: the check explores the environment its parameters name",
+            ),
         ]
 
     def default_timing(self) -> Mapping[str, Any]:

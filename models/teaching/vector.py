@@ -42,7 +42,7 @@ class TeachingKernel:
 
     properties = frozenset(("steer-before-launch", "delivered-steers-called", "steer-skips-a-call",
                             "steer-delivered-mid-run", "turn-completes", "steer-wakes-idle-agent", "steer-rejected",
-                            "calls-in-parallel"))
+                            "calls-in-parallel", "within-parameters"))
 
     def __init__(self, model: TeachingModel) -> None:
         self.model = model
@@ -109,6 +109,7 @@ class TeachingKernel:
             "steer-wakes-idle-agent": (rows[:, c["phase"]] == CODE[IDLE]) & (rows[:, c["qlen"]] > 0),
             "steer-rejected": rows[:, c["rej"]] > 0,
             "calls-in-parallel": rows[:, self.calls0: self.ress0].sum(axis=1) > 1,
+            "within-parameters": rows[:, c["sent"]] <= self.model.N,
         }
 
     # ------------------------------------------------------------------ steps
