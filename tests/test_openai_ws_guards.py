@@ -124,3 +124,16 @@ def test_a_successor_that_loses_its_previous_response_id_is_caught(monkeypatch):
     found = statuses(SPEC.build())
     assert found["response-lineage"] == "violated"
     assert found["inv06-commit-after-parent-terminal"] == "holds"
+
+
+def test_a_client_tool_output_read_as_synthetic_is_caught(monkeypatch):
+    original = OpenAIWsModel.facts
+
+    def synthetic_outputs(self, event):
+        found = original(self, event)
+        if event.name != "response.create":
+            return found
+        return [type(f)(f.name, tuple((k, True if k == "synthetic" else v) for k, v in f.fields)) for f in found]
+
+    monkeypatch.setattr(OpenAIWsModel, "facts", synthetic_outputs)
+    assert statuses(SPEC.build())["result-facts"] == "violated"

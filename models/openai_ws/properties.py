@@ -447,6 +447,8 @@ READING_DOCS = {
     "batch-readings": "a successor commits its parent's whole queue (batching=all) or its head alone (one) (A1)",
     "response-lineage": "every successor's response.created names the response it continues as "
                         "previous_response_id, a root names none, and nothing else creates a response",
+    "result-facts": "a hosted call's completion and the client's function_call_output are real tool results; "
+                    "only a call abandoned by a drop gets a synthetic one",
 }
 
 
@@ -493,9 +495,17 @@ def reading_properties(model: OpenAIWsModel) -> list[Property]:
             return created == [wire.response_id(a.args[0])]
         return all(previous is None for previous in created) if a.kind == "client.create" else not created
 
+    def result_facts(s: WsState, a: Action, t: WsState) -> bool:
+        for event in model.events(s, a):
+            synthetic = event.name == "tool.abandoned"
+            if any(f.name == "tool.result" and f.get("synthetic") != synthetic for f in model.facts(event)):
+                return False
+        return True
+
     return [Always("steer-admission-readings", step=admission, doc=READING_DOCS["steer-admission-readings"]),
             Always("batch-readings", step=batching, doc=READING_DOCS["batch-readings"]),
-            Always("response-lineage", step=lineage, doc=READING_DOCS["response-lineage"])]
+            Always("response-lineage", step=lineage, doc=READING_DOCS["response-lineage"]),
+            Always("result-facts", step=result_facts, doc=READING_DOCS["result-facts"])]
 
 
 def behaviour_guards(model: OpenAIWsModel) -> list[Property]:
