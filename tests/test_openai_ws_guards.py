@@ -137,3 +137,16 @@ def test_a_client_tool_output_read_as_synthetic_is_caught(monkeypatch):
 
     monkeypatch.setattr(OpenAIWsModel, "facts", synthetic_outputs)
     assert statuses(SPEC.build())["result-facts"] == "violated"
+
+
+def test_a_response_that_fails_silently_is_caught(monkeypatch):
+    """Without its response.failed the chain's turn never ends; no invariant over the events that were
+    sent sees what was not."""
+    original = _Step.lifecycle
+
+    def silent_failure(self, kind, index, reason=None):
+        if kind != "failed":
+            original(self, kind, index, reason)
+
+    monkeypatch.setattr(_Step, "lifecycle", silent_failure)
+    assert statuses(SPEC.build({"response_failures": True, "steers": 2}))["terminal-events"] == "violated"

@@ -447,6 +447,8 @@ READING_DOCS = {
     "batch-readings": "a successor commits its parent's whole queue (batching=all) or its head alone (one) (A1)",
     "response-lineage": "every successor's response.created names the response it continues as "
                         "previous_response_id, a root names none, and nothing else creates a response",
+    "terminal-events": "a response that ends in a step is announced in it by its terminal event with its status "
+                       "(response.completed, .incomplete or .failed)",
     "result-facts": "a hosted call's completion and the client's function_call_output are real tool results; "
                     "only a call abandoned by a drop gets a synthetic one",
 }
@@ -495,6 +497,12 @@ def reading_properties(model: OpenAIWsModel) -> list[Property]:
             return created == [wire.response_id(a.args[0])]
         return all(previous is None for previous in created) if a.kind == "client.create" else not created
 
+    def terminal_events(s: WsState, a: Action, t: WsState) -> bool:
+        ended = {wire.response_id(i): r.status for i, r in enumerate(t.responses[: len(s.responses)])
+                 if s.responses[i].status == IN_PROGRESS and r.status in (COMPLETED, INCOMPLETE, FAILED)}
+        sent = {d["response"]["id"]: d["response"]["status"] for d in _sent(model.events(s, a), *TERMINAL_EVENTS)}
+        return all(sent.get(rid) == status for rid, status in ended.items())
+
     def result_facts(s: WsState, a: Action, t: WsState) -> bool:
         for event in model.events(s, a):
             synthetic = event.name == "tool.abandoned"
@@ -505,7 +513,8 @@ def reading_properties(model: OpenAIWsModel) -> list[Property]:
     return [Always("steer-admission-readings", step=admission, doc=READING_DOCS["steer-admission-readings"]),
             Always("batch-readings", step=batching, doc=READING_DOCS["batch-readings"]),
             Always("response-lineage", step=lineage, doc=READING_DOCS["response-lineage"]),
-            Always("result-facts", step=result_facts, doc=READING_DOCS["result-facts"])]
+            Always("result-facts", step=result_facts, doc=READING_DOCS["result-facts"]),
+            Always("terminal-events", step=terminal_events, doc=READING_DOCS["terminal-events"])]
 
 
 def behaviour_guards(model: OpenAIWsModel) -> list[Property]:
@@ -536,10 +545,14 @@ def behaviour_guards(model: OpenAIWsModel) -> list[Property]:
                                 state=lambda s: any(r.status == FAILED for r in s.responses),
                                 doc="a response ends response.failed"))
     if p["steers"] and not p["steerable"]:
-        guards.append(_steer_ends(REJECTED, "steering_not_supported", "a steer at a conversation-bound response is "
-                                  "refused"))
+        guards.append(Sometimes("sometimes-steering-not-supported",
+                                state=lambda s: any(st.status == REJECTED for st in s.steers),
+                                doc="a steer at a conversation-bound response is refused (steering_not_supported, "
+                                    "which inv15 judges, is then the only refusal)"))
     if steering and p["invalid_input"]:
-        guards.append(_steer_ends(REJECTED, "invalid_input", "a steer carrying a tool output is refused"))
+        guards.append(Sometimes("sometimes-invalid-input",
+                                state=lambda s: any(st.status == REJECTED and not st.valid for st in s.steers),
+                                doc="a steer carrying a tool output is refused"))
     if steering and p["successor_failures"]:
         guards.append(_steer_ends(FAILED_WITH_ID, "successor_creation_failed", "a queued steer fails because its "
                                   "automatic successor cannot be created"))
