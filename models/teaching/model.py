@@ -236,8 +236,9 @@ def behaviour_guards(m: TeachingModel) -> list[Property]:
         guards.append(Sometimes("steer-rejected", state=lambda s: s.rej > 0,
                                 doc="a steer finds the queue full and is rejected"))
     if m.P > 1 and m.K > 1:
-        guards.append(Sometimes("calls-in-parallel", state=lambda s: sum(s.calls) > 1,
-                                doc="two calls run at once"))
+        guards.append(Sometimes("calls-in-parallel", state=lambda s: s.nl - s.c > 1,
+                                doc="two calls are in flight at once (launched, not yet collected: the agent's "
+                                    "own view, which a tool finishing does not change, so the reduction keeps it)"))
     return guards
 
 

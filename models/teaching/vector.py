@@ -108,7 +108,7 @@ class TeachingKernel:
             "turn-completes": (rows[:, c["phase"]] == CODE[CLEAR]) & (rows[:, c["intr"]] == 0),
             "steer-wakes-idle-agent": (rows[:, c["phase"]] == CODE[IDLE]) & (rows[:, c["qlen"]] > 0),
             "steer-rejected": rows[:, c["rej"]] > 0,
-            "calls-in-parallel": rows[:, self.calls0: self.ress0].sum(axis=1) > 1,
+            "calls-in-parallel": rows[:, c["nl"]] - rows[:, c["c"]] > 1,
             "within-parameters": rows[:, c["sent"]] <= self.model.N,
         }
 
