@@ -45,16 +45,16 @@ EQUIVALENTS = ROOT / "benchmarks" / "mutation-equivalents.toml"
 
 # The transition code of each model: the files whose functions decide what the model does.
 TARGETS: dict[str, tuple[str, ...]] = {
-    "teaching": ("models/teaching/model.py",),
-    "openai-ws": ("models/openai_ws/model.py",),
-    "foundry": ("models/foundry/model.py",),
+    "teaching": ("models/teaching/model.py", "models/teaching/facts.py"),
+    "openai-ws": ("models/openai_ws/model.py", "models/openai_ws/facts.py"),
+    "foundry": ("models/foundry/model.py", "models/foundry/facts.py"),
     "openclaw": ("models/openclaw/model.py", "models/openclaw/agent_core.py", "models/openclaw/gateway.py",
                  "models/openclaw/codex.py"),
 }
 ENGINES = {"teaching": "generic"}
 # Not transition code: the properties judge the model, and the rest are hooks the matrix never runs.
-SKIPPED_FUNCTIONS = frozenset(("properties", "default_timing", "vector_kernel", "is_local", "match_event",
-                               "symmetry", "monitors"))
+SKIPPED_FUNCTIONS = frozenset(("properties", "behaviour_guards", "default_timing", "vector_kernel", "is_local",
+                               "match_event", "symmetry", "monitors"))
 SWAPPED_COMPARISONS = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq,
                        ast.NotEq: ast.Eq, ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot,
                        ast.IsNot: ast.Is}

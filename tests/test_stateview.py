@@ -20,6 +20,8 @@ from sim.report.artefacts import report_path
 from sim.traces.trace import TraceError, read_trace, trace_from_path, write_trace
 
 BUG = "lost-at-boundary"
+# every guard of the teaching model, each written as a witness trace beside a counterexample
+GUARDS = sorted(p.name for p in get_model_spec("teaching").build().properties() if p.kind == "sometimes")
 
 
 def _lost_at_boundary():
@@ -166,8 +168,7 @@ def test_check_traces_then_diagram_from_a_shell(tmp_path: Path, capsys: pytest.C
     assert "state: phase=\"idle\", queue=[]" in out
     names = sorted(p.name for p in folder.iterdir())
     assert names == ["counterexample-ordered-history.jsonl", "counterexample-ordered-history.svg",
-                     "witness-steer-delivered-mid-run.jsonl", "witness-steer-delivered-mid-run.svg",
-                     "witness-steer-skips-a-call.jsonl", "witness-steer-skips-a-call.svg"]
+                     *(f"witness-{guard}.{ext}" for guard in GUARDS for ext in ("jsonl", "svg"))]
 
     trace = read_trace(folder / "counterexample-ordered-history.jsonl")
     assert trace.steps[14].violations[0]["cause_step"] == 12
@@ -212,10 +213,11 @@ def test_simulate_traces_keeps_every_run_or_only_the_violating_ones(tmp_path: Pa
 def test_report_writes_a_trace_and_diagram_of_each_counterexample_beside_the_page(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["report", "teaching", "--bug", BUG, "-o", str(tmp_path)]) == 1
-    assert "beside it 5 traces" in capsys.readouterr().out
+    written = 3 + len(GUARDS)  # three counterexamples and a witness of each guard
+    assert f"beside it {written} traces" in capsys.readouterr().out
     traces = sorted(p.name for p in tmp_path.glob("*.jsonl"))
-    assert "counterexample-no-lost-steers.eventually.jsonl" in traces and len(traces) == 5  # dots kept
-    assert len(list(tmp_path.glob("*.svg"))) == 5 and (tmp_path / "index.html").exists()
+    assert "counterexample-no-lost-steers.eventually.jsonl" in traces and len(traces) == written  # dots kept
+    assert len(list(tmp_path.glob("*.svg"))) == written and (tmp_path / "index.html").exists()
 
 
 def test_the_diagram_has_a_panel_of_state_changes_that_slides_can_leave_out(tmp_path: Path) -> None:

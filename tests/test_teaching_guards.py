@@ -8,7 +8,7 @@ import pytest
 from models.teaching.model import IDLE, TeachingModel
 from sim.checking.engines import check
 from sim.checking.explorer import CheckOptions
-from sim.core.model import Event
+from sim.core.model import Action, Event
 
 
 class LaunchWithoutStart(TeachingModel):
@@ -58,3 +58,64 @@ def test_each_check_over_emitted_facts_catches_its_defect(model: type[TeachingMo
     statuses = {p.name: p.status for p in result.properties}
     assert statuses[caught_by] == "violated"
     assert check(TeachingModel(3, 3, 2, 3), CheckOptions(engine="generic")).status == "ok"
+
+
+class Without(TeachingModel):
+    """The model without the actions `removed` names: (kind, predicate over state and action) pairs."""
+
+    removed: tuple = ()
+
+    def actions(self, s):
+        return [a for a in super().actions(s)
+                if not any(a.kind == kind and (when is None or when(s, a)) for kind, when in self.removed)]
+
+
+def without(*removed) -> type[TeachingModel]:
+    return type("Without", (Without,), {"removed": removed})
+
+
+def _second_call(s, a):
+    return s.nl > s.c
+
+
+# (guard, K N Q P, the model with the behaviour switched off)
+SWITCHED_OFF = [
+    ("steer-skips-a-call", (3, 3, 2, 3), without(("agent.skip", None))),
+    ("steer-delivered-mid-run", (3, 3, 2, 3), without(("user.steer", lambda s, a: s.phase != "idle"))),
+    ("turn-completes", (3, 3, 2, 3), without(("agent.deliver", lambda s, a: not s.intr))),
+    ("steer-wakes-idle-agent", (3, 3, 2, 3), without(("user.steer", lambda s, a: s.phase in ("idle", "clear")))),
+    ("steer-rejected", (3, 3, 2, 3), without(("user.steer", lambda s, a: len(s.q) >= 2))),
+    ("calls-in-parallel", (3, 3, 2, 3), without(("agent.launch", _second_call))),
+]
+
+
+@pytest.mark.parametrize(("guard", "size", "model"), SWITCHED_OFF, ids=[g for g, _, _ in SWITCHED_OFF])
+def test_each_guard_fails_when_its_behaviour_is_switched_off(guard, size, model):
+    def status(factory):
+        result = check(factory(*size), CheckOptions(keep_going=True, engine="generic"))
+        return {p.name: p.status for p in result.properties}[guard]
+
+    assert status(TeachingModel) == "reached"
+    assert status(model) == "unreached"
+
+
+def test_every_guard_has_a_switched_off_test():
+    guards = {p.name for p in TeachingModel(3, 3, 2, 3).properties() if p.kind == "sometimes"}
+    assert guards == {g for g, _, _ in SWITCHED_OFF}
+
+
+class OneSteerTooMany(TeachingModel):
+    """The user may send N+1 steers: the check then claims for N what it explored for N+1."""
+
+    def actions(self, s):
+        out = super().actions(s)
+        if s.sent == self.N:
+            out.append(Action("user", "user.steer", (s.sent + 1,)))
+        return out
+
+
+def test_an_environment_beyond_its_parameters_is_caught():
+    result = check(OneSteerTooMany(3, 3, 2, 3), CheckOptions(keep_going=True, engine="generic"))
+    assert {p.name: p.status for p in result.properties}["within-parameters"] == "violated"
+    for engine in ("generic", "vector"):
+        assert check(TeachingModel(3, 3, 2, 3), CheckOptions(engine=engine)).status == "ok"

@@ -12,19 +12,28 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from models.foundry.events import HTTP_REPLY
+from models.foundry.facts import facts
 from models.foundry.state import (
+    CANCELLED,
+    CONFLICT,
+    DEFERRED,
+    DONE,
     DOWN,
     ENTERING,
     EXITED,
     FAILED,
     FRESH,
     FULL,
+    IDLE,
     IN_PROGRESS,
     NOBODY,
+    NONE,
     PRECONDITION,
     QUEUED,
     REJECTIONS,
+    RETURNED,
     RUNNING,
+    STOPPING,
     SUSPENDED,
     UP,
     WAITING,
@@ -148,6 +157,7 @@ def properties(params: Mapping[str, Any], bug: str | None = None) -> list[Proper
                    doc="while its process lives, every handle eventually resolves"),
     ]
     props.extend(_guards(params, FULL, PRECONDITION))
+    props.extend(_observations(params))
     return props
 
 
@@ -174,3 +184,147 @@ def _guards(params: Mapping[str, Any], full: str, precondition: str) -> list[Pro
         out.append(Sometimes("stale-precondition", state=lambda s: s.rejection == precondition,
                              doc="a caller's if_last_input_id goes stale"))
     return out
+
+
+def _observations(params: Mapping[str, Any]) -> list[Property]:
+    """Properties over what a step emits (its native events and their facts), besides those above that
+    read the record: each judges an event the caller, the handler or a recorded trace would see, so a
+    step that emits the wrong thing is seen even when the state it reaches is right."""
+    def within_parameters(s: S, a: Action, t: S, events: Sequence[Event]) -> bool:
+        names = [e.name for e in events]
+        budgets = ((names.count("TaskRun.cancel"), s.cancels, t.cancels, params["queued_cancels"]),
+                   (names.count("process.crash"), s.crashes, t.crashes, params["crashes"]),
+                   (names.count("process.shutdown"), s.shutdowns, t.shutdowns, params["shutdowns"]))
+        if any(after - before != seen or after > budget for seen, before, after, budget in budgets):
+            return False
+        if "handler.check" in names and not (t.checks == s.checks + 1 <= params["handler_steps"]):
+            return False
+        cancelled = [_caller(e) for e in events if e.name == "TaskRun.cancel"]
+        return all(s.callers[c] == WAITING and s.queued[c] for c in cancelled)
+
+    def handle_outcome(s: S, a: Action, t: S, events: Sequence[Event]) -> bool:
+        results = [e for e in events if e.name == "TaskRun.result"]
+        if any(s.callers[_caller(e)] != WAITING for e in results):
+            return False  # a handle resolves at most once
+        if a.kind == "caller.cancel":
+            return all(e.data["outcome"] == CANCELLED and not e.data["entered"] for e in results)
+        if a.kind == "framework.resolve":
+            return all(_caller(e) == s.handle and e.data["outcome"] == _finished(params, s)
+                       and e.data["value"] == (input_id(s.active) if e.data["outcome"] == RETURNED else None)
+                       for e in results)
+        if a.kind == "process.stop":
+            waiting = sorted(c for c, phase in enumerate(s.callers) if phase == WAITING)
+            at_stop = params["queued_handle_at_shutdown"]
+            expected = [CANCELLED if s.turn == RUNNING and _caller(e) == s.handle else at_stop for e in results]
+            return sorted(map(_caller, results)) == waiting and [e.data["outcome"] for e in results] == expected
+        return not results
+
+    def reply_facts(s: S, a: Action, t: S, events: Sequence[Event]) -> bool:
+        if a.kind != "caller.start":
+            return True
+        reply = events[-1].data if params["surface"] == "responses" else {"status": 200 if events[-1].name == "TaskRun"
+                                                                 else events[-1].name}
+        queued = reply.get("response_status") == "queued" or bool(events[-1].data.get("is_queued"))
+        names = [f.name for e in events for f in facts(e)]
+        if reply["status"] == 200:
+            return names == (["steer.submitted", "steer.accepted"] if queued else [])
+        code = reply.get("code", reply["status"])
+        rejected = [f for e in events for f in facts(e) if f.name == "steer.rejected"]
+        return names == ["steer.submitted", "steer.rejected"] and rejected[0]["code"] == code
+
+    def recovered_turn_signalled(s: S, a: Action, t: S, events: Sequence[Event]) -> bool:
+        entries = [e.data for e in events if e.name == "handler.enter"]
+        accepted_behind = any(c in s.queue for c in s.futures)
+        return all(e["cancel"] for e in entries if e["entry_mode"] == "recovered" and accepted_behind)
+
+    def shutdown_promotion(s: S, a: Action, t: S) -> bool:
+        ends_with_queue = (a.kind == "framework.advance" and s.proc == STOPPING and bool(s.queue)
+                           and s.outcome != DEFERRED)
+        return not ends_with_queue or (t.turn == ENTERING) == params["promote_during_shutdown"]
+
+    props: list[Property] = [
+        Always("within-parameters", step=within_parameters, with_events=True,
+               doc="the environment stays within its parameters: at most queued_cancels TaskRun.cancel() calls, "
+                   "each on a queued unresolved handle; at most crashes crashes, shutdowns shutdowns and "
+                   "handler_steps safe points per turn"),
+        Always("handle-outcome", step=handle_outcome, with_events=True,
+               doc="each handle resolves once, with what spec 4.4/4.9 give it: the handler's value or TaskFailed, "
+                   "deferred_outcome after exit_for_recovery, TaskCancelled after a queued cancel, after an "
+                   "explicit cancel iff explicit_cancel_outcome=always_cancelled, and when the grace period ends "
+                   "mid-turn; queued waiters at the end of a shutdown get queued_handle_at_shutdown"),
+        Always("reply-facts", step=reply_facts, with_events=True,
+               doc="every start() reply is read as spec 5 says: a queued handle is a submitted and accepted steer, "
+                   "a refusal a submitted and rejected one with the reply's code, a fresh or resumed turn no steer"),
+        Always("recovered-turn-signalled", step=recovered_turn_signalled, with_events=True,
+               doc="a recovered turn enters with ctx.cancel set if an input accepted in this lifetime waits "
+                   "behind it: start() recovers the chain inline before it enqueues (spec 4.8, 4.2)"),
+        Always("shutdown-promotion", step=shutdown_promotion,
+               doc="a turn that ends during a graceful shutdown with inputs queued promotes the head iff "
+                   "promote_during_shutdown"),
+    ]
+    return props + _behaviour_guards(params)
+
+
+def _behaviour_guards(params: Mapping[str, Any]) -> list[Property]:
+    """One guard per behaviour a parameter enables: a check at a configuration that enables it, which
+    never reaches it, proved nothing about it."""
+    out: list[Property] = [
+        Sometimes("turn-returns", state=lambda s: s.turn == EXITED and s.outcome == RETURNED and not s.resolved,
+                  doc="a handler returns while its caller waits"),
+        Sometimes("turn-raises", state=lambda s: s.turn == EXITED and s.outcome == FAILED and not s.resolved,
+                  doc="a handler raises while its caller waits"),
+    ]
+    if not params["steerable"]:
+        out.append(Sometimes("conflict", state=lambda s: s.rejection == CONFLICT,
+                             doc="a start() on a busy non-steerable chain raises TaskConflictError"))
+    if params["steerable"] and params["queued_cancels"]:
+        out += [
+            Sometimes("queued-input-cancelled",
+                      state=lambda s: s.shutdowns == 0 and any(
+                          s.queued[c] and s.callers[c] == DONE and c not in s.entered
+                          for c in range(params["callers"])),
+                      doc="a queued input is cancelled before its turn"),
+            Sometimes("running-turn-cancelled", state=lambda s: s.turn == EXITED and s.requested,
+                      doc="a turn whose handle was cancelled while it ran finishes (explicit_cancel_outcome decides)"),
+        ]
+    if params["steerable"] and params["handler_steps"]:
+        out.append(Sometimes("handler-sees-signal", state=lambda s: s.turn == RUNNING and s.checks > 0 and s.cancel,
+                             doc="a handler reads ctx.cancel set at a safe point"))
+    if params["crashes"]:
+        out.append(Sometimes("recovered-turn-runs", state=lambda s: s.turn == RUNNING and s.mode == "recovered",
+                             doc="after a crash the interrupted turn runs again, recovered"))
+    if params["shutdowns"]:
+        out += [
+            Sometimes("exit-for-recovery",
+                      state=lambda s: s.turn == EXITED and s.outcome == DEFERRED and s.handle != NOBODY,
+                      doc="a handler leaves with exit_for_recovery while its caller waits"),
+        ]
+        if params["steerable"]:
+            out += [
+                Sometimes("turn-ends-in-shutdown-with-queue",
+                          state=lambda s: s.proc == STOPPING and s.turn == EXITED and bool(s.queue)
+                          and s.outcome != DEFERRED,
+                          doc="a turn ends during a shutdown with inputs queued (promote_during_shutdown decides)"),
+                Sometimes("queued-waiter-at-stop",
+                          state=lambda s: s.proc == STOPPING and s.turn in (NONE, RUNNING) and any(
+                              s.callers[c] == WAITING and c != s.handle for c in range(params["callers"])),
+                          doc="the process stops while a caller waits on a queued input "
+                              "(queued_handle_at_shutdown decides)"),
+            ]
+    if not params["callers_in_order"] and params["callers"] > 1:
+        out.append(Sometimes("out-of-order-call", state=lambda s: any(
+            s.callers[k] != IDLE and IDLE in s.callers[:k] for k in range(params["callers"])),
+            doc="a caller calls before one with a lower index"))
+    return out
+
+
+def _caller(event: Event) -> int:
+    return int(event.data["caller"].removeprefix("m"))
+
+
+def _finished(params: Mapping[str, Any], s: S) -> str:
+    """What the finished turn's handle gets (spec 4.4): the handler's outcome, `deferred_outcome` after
+    exit_for_recovery, TaskCancelled after an explicit cancel iff so configured."""
+    if s.outcome == DEFERRED:
+        return params["deferred_outcome"]
+    return CANCELLED if s.requested and params["explicit_cancel_outcome"] == "always_cancelled" else s.outcome

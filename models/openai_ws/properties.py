@@ -14,14 +14,19 @@ from typing import Any
 
 from models.openai_ws import wire
 from models.openai_ws.client import CLIENT_RULES, ClientView, canonical_input, judge
+from models.openai_ws.facts import facts
 from models.openai_ws.state import (
     ACCEPTED,
     AUTO,
     COMMITTED,
     COMPLETED,
+    FAILED,
+    FAILED_WITH_ID,
     IN_PROGRESS,
     INCOMPLETE,
     PENDING,
+    REJECTED,
+    UNKNOWN,
     UNRESOLVED,
     WAITING,
     WsState,
@@ -413,7 +418,7 @@ def properties(params: Params, bug: str | None = None) -> list[Property]:
     props: list[Property] = [Always(name, state=fn, doc=INVARIANT_DOCS[name]) for name, fn in states.items()]
     props += [Always(name, step=fn, doc=INVARIANT_DOCS[name], with_events=True) for name, fn in steps.items()]
     props += [Always(rule, step=j.client_rule(rule), doc=doc, with_events=True) for rule, doc in CLIENT_RULES.items()]
-    return props + vacuity_guards(params)
+    return props + vacuity_guards(params) + reading_properties(params) + behaviour_guards(params)
 
 
 def vacuity_guards(p: Params) -> list[Property]:
@@ -442,3 +447,133 @@ def vacuity_guards(p: Params) -> list[Property]:
             state=lambda s: any(st.status == COMMITTED and s.responses[st.target].answered for st in s.steers),
             doc="an explicit continuation carrying the tool output commits a queued steer"))
     return guards
+
+
+# ------------------------------------------------------------------------- the readings and the guards
+READING_DOCS = {
+    "steer-admission-readings": "a steer at a steerable response of this connection is accepted or refused as "
+                                "the configured readings say: in progress: accepted; terminal with an automatic "
+                                "successor due: late_steer (A3); waiting for tool output: waiting_steer (A5); "
+                                "completed with nothing after it: completed_steer (A4); otherwise refused",
+    "batch-readings": "a successor commits its parent's whole queue (batching=all) or its head alone (one) (A1)",
+    "response-lineage": "every successor's response.created names the response it continues as "
+                        "previous_response_id, a root names none, and nothing else creates a response",
+    "terminal-events": "a response that ends in a step is announced in it by its terminal event with its status "
+                       "(response.completed, .incomplete or .failed)",
+    "result-facts": "a hosted call's completion and the client's function_call_output are real tool results; "
+                    "only a call abandoned by a drop gets a synthetic one",
+}
+
+
+def reading_properties(p: Params) -> list[Property]:
+    """Properties that tell the values of each admission and batching ambiguity apart, by what the server
+    answers: a model that silently follows the other reading emits other replies."""
+
+    def admission(s: WsState, a: Action, t: WsState, events: tuple[Event, ...]) -> bool:
+        if a.kind != "client.steer":
+            return True
+        target, _, valid = a.args
+        r = s.responses[target]
+        if r.conn != s.conn or not r.steerable or not valid:
+            return True
+        replies = [(e.name, e.data.get("error", {}).get("code")) for e in events
+                   if e.name in ("response.steer.accepted", "response.steer.failed")]
+        if r.status == IN_PROGRESS and r.successor < 0:
+            joins = True
+        elif r.next == AUTO:
+            joins = p["late_steer"] == "join"
+        elif r.next == WAITING:
+            joins = p["waiting_steer"] == "queue"
+        else:
+            joins = p["completed_steer"] == "successor" and r.status == COMPLETED and r.successor < 0
+        if not joins:
+            refused = "response_already_completed" if r.status == COMPLETED else "response_not_active"
+            return replies == [("response.steer.failed", refused)]
+        full = len(r.queue) >= p["pending_limit"]
+        return replies == ([("response.steer.failed", "too_many_pending_steers")] if full
+                           else [("response.steer.accepted", None)])
+
+    def batching(s: WsState, a: Action, t: WsState, events: tuple[Event, ...]) -> bool:
+        if a.kind not in ("server.successor", "client.tool_output"):
+            return True
+        queue = s.responses[a.args[0]].queue
+        committed = [steer_number(d["steer"]["id"]) for d in _sent(events, "steer.committed")]
+        return len(committed) == (len(queue) if p["batching"] == "all" else min(1, len(queue)))
+
+    def lineage(s: WsState, a: Action, t: WsState, events: tuple[Event, ...]) -> bool:
+        created = [d["response"]["previous_response_id"] for d in _sent(events, "response.created")]
+        if a.kind in ("server.successor", "client.tool_output", "client.followup"):
+            return created == [wire.response_id(a.args[0])]
+        return all(previous is None for previous in created) if a.kind == "client.create" else not created
+
+    def terminal_events(s: WsState, a: Action, t: WsState, events: tuple[Event, ...]) -> bool:
+        ended = {wire.response_id(i): r.status for i, r in enumerate(t.responses[: len(s.responses)])
+                 if s.responses[i].status == IN_PROGRESS and r.status in (COMPLETED, INCOMPLETE, FAILED)}
+        sent = {d["response"]["id"]: d["response"]["status"] for d in _sent(events, *TERMINAL_EVENTS)}
+        return all(sent.get(rid) == status for rid, status in ended.items())
+
+    def result_facts(s: WsState, a: Action, t: WsState, events: tuple[Event, ...]) -> bool:
+        for event in events:
+            synthetic = event.name == "tool.abandoned"
+            if any(f.name == "tool.result" and f.get("synthetic") != synthetic for f in facts(event)):
+                return False
+        return True
+
+    checks = {"steer-admission-readings": admission, "batch-readings": batching, "response-lineage": lineage,
+              "result-facts": result_facts, "terminal-events": terminal_events}
+    return [Always(name, step=check, with_events=True, doc=READING_DOCS[name]) for name, check in checks.items()]
+
+
+def behaviour_guards(p: Params) -> list[Property]:
+    """One guard per behaviour a parameter enables, besides the steering guards of `vacuity_guards`."""
+    steering = p["steerable"] and p["steers"] > 0
+    guards: list[Property] = [
+        Sometimes("sometimes-completed", state=lambda s: any(r.status == COMPLETED for r in s.responses),
+                  doc="a response completes"),
+    ]
+    if steering and p["reconnects"]:  # the connection drops only while a steer is queued
+        guards += [
+            Sometimes("sometimes-steer-lost-to-drop", state=lambda s: any(st.status == UNKNOWN for st in s.steers),
+                      doc="the connection drops with a steer queued, whose fate becomes unknown"),
+            Sometimes("sometimes-reconnected",
+                      state=lambda s: s.conn > 0 and bool(s.responses) and s.responses[-1].conn == s.conn,
+                      doc="after a drop the client creates a response on a fresh connection"),
+        ]
+    if p["hosted_tools"]:
+        guards.append(Sometimes("sometimes-hosted-tool-finishes",
+                                state=lambda s: any("web_search_call" in r.kinds[: r.done] for r in s.responses),
+                                doc="a hosted tool call (web search) finishes"))
+    if p["followups"]:
+        guards.append(Sometimes("sometimes-followup", state=lambda s: any(r.origin == "followup" for r in s.responses),
+                                doc="the client sends a new request after a chain ended"))
+    if p["response_failures"]:
+        guards.append(Sometimes("sometimes-response-failed",
+                                state=lambda s: any(r.status == FAILED for r in s.responses),
+                                doc="a response ends response.failed"))
+    if p["steers"] and not p["steerable"]:
+        guards.append(Sometimes("sometimes-steering-not-supported",
+                                state=lambda s: any(st.status == REJECTED for st in s.steers),
+                                doc="a steer at a conversation-bound response is refused (steering_not_supported, "
+                                    "which inv15 judges, is then the only refusal)"))
+    if steering and p["invalid_input"]:
+        guards.append(Sometimes("sometimes-invalid-input",
+                                state=lambda s: any(st.status == REJECTED and not st.valid for st in s.steers),
+                                doc="a steer carrying a tool output is refused"))
+    if steering and p["successor_failures"]:
+        guards.append(_steer_ends(FAILED_WITH_ID, "successor_creation_failed", "a queued steer fails because its "
+                                  "automatic successor cannot be created"))
+    if steering and p["response_failures"]:
+        guards.append(Sometimes("sometimes-steer-fails-with-parent", state=lambda s: any(
+            st.status == FAILED_WITH_ID and st.code == p["failed_parent_code"] and s.responses[st.target].status
+            == FAILED for st in s.steers), doc="a queued steer fails with its failed parent (failed_parent_code)"))
+    if steering and p["steers"] > 1 and p["pending_limit"] > 1:
+        guards.append(Sometimes("sometimes-batch-of-two",
+                                state=lambda s: any(r.terminal and r.next == AUTO and len(r.queue) > 1
+                                                    for r in s.responses),
+                                doc="two steers wait for one successor (batching decides how many it commits)"))
+    return guards
+
+
+def _steer_ends(status: str, code: str, doc: str) -> Property:
+    return Sometimes(f"sometimes-{code.replace('_', '-')}",
+                     state=lambda s: any(st.status == status and st.code == code for st in s.steers), doc=doc)

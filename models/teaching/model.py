@@ -20,10 +20,11 @@ from typing import Any
 
 from models.teaching.facts import facts
 from models.teaching.monitors import SteeredStatus
+from models.teaching.properties import properties
 from models.teaching.spec import DEFAULT_TIMING
 from models.teaching.state import CLEAR, IDLE, LAUNCH, MODEL, TURN, TeachingState, call_id, steer_id
 from sim.core import facts as F
-from sim.core.model import Action, Always, Event, Property, Sometimes
+from sim.core.model import Action, Event, Property
 from sim.core.monitors import Monitor, TruthfulResults
 
 SKIP_TEXT = "skipped: a steer is pending"
@@ -213,28 +214,7 @@ class TeachingModel:
         return (TruthfulResults(), SteeredStatus())
 
     def properties(self) -> list[Property]:
-        return [
-            Always(
-                "steer-before-launch",
-                step=lambda s, a, t: not (a.kind == "agent.launch" and s.q),
-                doc="a steer pending at a launch checkpoint suppresses that launch",
-            ),
-            Always(
-                "delivered-steers-called",
-                step=lambda s, a, t: not (a.kind == "agent.clear" and s.pend and t.phase != MODEL),
-                doc="a boundary that delivered steers makes another model call with them",
-            ),
-            Sometimes(
-                "steer-skips-a-call",
-                state=lambda s: s.intr,
-                doc="some turn is cut short by a steer (a steer lands while calls are unlaunched)",
-            ),
-            Sometimes(
-                "steer-delivered-mid-run",
-                state=lambda s: s.phase == CLEAR and s.pend > 0,
-                doc="some steer is delivered at a batch boundary of a running turn",
-            ),
-        ]
+        return properties({"K": self.K, "N": self.N, "Q": self.Q, "P": self.P}, self.bug)
 
     def default_timing(self) -> Mapping[str, Any]:
         return DEFAULT_TIMING

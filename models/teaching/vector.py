@@ -41,7 +41,8 @@ class TeachingKernel:
     lengths, then the slots q[Q], hist[N], nres[K], calls[K], ress[K]."""
 
     properties = frozenset(("steer-before-launch", "delivered-steers-called", "steer-skips-a-call",
-                            "steer-delivered-mid-run"))
+                            "steer-delivered-mid-run", "turn-completes", "steer-wakes-idle-agent", "steer-rejected",
+                            "calls-in-parallel", "within-parameters"))
 
     def __init__(self, model: TeachingModel) -> None:
         self.model = model
@@ -104,6 +105,11 @@ class TeachingKernel:
         return {
             "steer-skips-a-call": rows[:, c["intr"]] == 1,
             "steer-delivered-mid-run": (rows[:, c["phase"]] == CODE[CLEAR]) & (rows[:, c["pend"]] > 0),
+            "turn-completes": (rows[:, c["phase"]] == CODE[CLEAR]) & (rows[:, c["intr"]] == 0),
+            "steer-wakes-idle-agent": (rows[:, c["phase"]] == CODE[IDLE]) & (rows[:, c["qlen"]] > 0),
+            "steer-rejected": rows[:, c["rej"]] > 0,
+            "calls-in-parallel": rows[:, c["nl"]] - rows[:, c["c"]] > 1,
+            "within-parameters": rows[:, c["sent"]] <= self.model.N,
         }
 
     # ------------------------------------------------------------------ steps
