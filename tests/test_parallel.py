@@ -158,3 +158,17 @@ def test_check_dask_local_builds_a_model_file_from_its_reference_on_its_own_clus
     one = report(tmp_path, *args)
     assert one[0] == EXIT_VIOLATION
     assert report(tmp_path, *args, "--dask", "local") == one
+
+
+def test_a_model_error_on_a_worker_is_the_one_process_error_with_its_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    from tests.test_authoring import CRASH, readme_model, variant
+
+    (tmp_path / "crash.py").write_text(variant(readme_model(), *CRASH))
+    monkeypatch.chdir(tmp_path)
+    errors = []
+    for workers in ("1", "2", "3"):
+        assert main(["check", "crash.py:SPEC", "--quiet", "--workers", workers]) == EXIT_USAGE
+        errors.append(capsys.readouterr().err)
+    assert "model error: KeyError: 'boom'" in errors[0] and "path to it" in errors[0]
+    assert errors[1] == errors[0] and errors[2] == errors[0]

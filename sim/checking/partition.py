@@ -102,7 +102,8 @@ class Partition:
                 reply["has_more"] = self._probe(level)
             except ModelError as error:
                 return {"error": error, "expanding": self.at}
-        reply["memory_mb"] = private_mb()
+        if budget.memory_mb is not None:  # reading it costs milliseconds: only under --max-memory
+            reply["memory_mb"] = private_mb()
         return reply
 
     def admit(self, fps: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
