@@ -112,6 +112,7 @@ class PartitionedExplorer(Explorer):
         start, end, depth = 0, len(self.parents), 0
         unexpanded = 0  # states of the last level left unexpanded where the search stopped inside it
         stopping = self._stopped()
+        next_report = time.monotonic() + opts.progress_interval  # from when the workers are up
         while True:
             mode = "none" if stopping else self._limits(started)
             if mode != "none" and opts.max_depth is not None and depth >= opts.max_depth:
@@ -149,9 +150,9 @@ class PartitionedExplorer(Explorer):
             unexpanded = end - start - cut
             stopping = unexpanded > 0 or self.failure is not None or self._stopped()
             start, end, depth = end, len(self.parents), depth + 1
-            if opts.progress is not None:
-                seconds = time.monotonic() - started
-                opts.progress(self._progress(seconds, end - start + unexpanded, depth))
+            if opts.progress is not None and time.monotonic() >= next_report:
+                next_report = time.monotonic() + opts.progress_interval
+                opts.progress(self._progress(time.monotonic() - started, end - start + unexpanded, depth))
             if end == start and not stopping:
                 self._flush_edges()
                 return 0

@@ -12,6 +12,7 @@ from the model's reference (`ModelReference`: a registered name, `path/to/file.p
 from __future__ import annotations
 
 import gc
+import logging
 import multiprocessing as mp
 import traceback
 from collections.abc import Iterator, Mapping, Sequence
@@ -153,6 +154,9 @@ def dask_partitions(address: str, reference: ModelReference, partitions: int | N
         futures = [client.submit(RemotePartition, reference, me, count, symmetry, actor=True,
                                  workers=[names[me % len(names)]], pure=False) for me in range(count)]
         yield ActorGroup([future.result() for future in futures])
+    except BaseException:  # Ctrl-C or an error: actors torn down mid-call log errors that tell the user nothing
+        logging.getLogger("distributed").setLevel(logging.CRITICAL)
+        raise
     finally:
         client.close()
         if cluster is not None:
