@@ -4,6 +4,7 @@ counts, counterexamples, coverage, notes), but for seconds; what it cannot honou
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -201,3 +202,19 @@ def test_a_model_error_on_a_worker_is_the_one_process_error_with_its_path(
         errors.append(capsys.readouterr().err)
     assert "model error: KeyError: 'boom'" in errors[0] and "path to it" in errors[0]
     assert errors[1] == errors[0] and errors[2] == errors[0]
+
+
+class Vanishing(PoolModel):
+    """A model whose step ends the process it runs in, once the search is past the initial state."""
+
+    def next_state(self, s, a):
+        if sum(s.work):
+            os._exit(1)
+        return super().next_state(s, a)
+
+
+def test_a_worker_that_dies_ends_the_check_instead_of_hanging_it() -> None:
+    from sim.checking.workers import WorkerFailure
+
+    with pytest.raises(WorkerFailure, match="ended unexpectedly"):
+        check(Vanishing(3), workers=2)

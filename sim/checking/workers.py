@@ -89,10 +89,12 @@ class PipeGroup:
 def local_partitions(model: Model, workers: int, symmetry: bool) -> Iterator[PipeGroup]:
     """`workers` partitions in processes of `worker_pool`, terminated on leaving whatever happened."""
     pipes = [mp.get_context("fork").Pipe() for _ in range(workers)]
-    _INHERITED.update(model=model, settings=(workers, symmetry), ends=[end for _, end in pipes])
+    _INHERITED.update(model=model, settings=(workers, symmetry), pipes=pipes)
     try:
         with worker_pool(workers) as pool:
             _INHERITED.clear()
+            for _, end in pipes:  # each worker holds its own end alone, so a worker that dies is an EOF here
+                end.close()
             for me in range(workers):
                 pool.apply_async(_serve, (me,))  # one long task each: a busy worker takes no second one
             yield PipeGroup([end for end, _ in pipes])
@@ -105,7 +107,12 @@ def _serve(me: int) -> None:
     After each call the objects alive are frozen out of the cyclic collector: they are the partition's
     states and tables, long-lived and acyclic, so scanning them again and again (as each level adds
     more) finds nothing and costs several per cent of the run; reference counting still frees them."""
-    pipe = _INHERITED["ends"][me]
+    pipes = _INHERITED["pipes"]
+    for w, (coordinator_end, worker_end) in enumerate(pipes):
+        coordinator_end.close()
+        if w != me:
+            worker_end.close()
+    pipe = pipes[me][1]
     workers, symmetry = _INHERITED["settings"]
     partition = Partition(_INHERITED["model"], me, workers, symmetry)
     while True:
