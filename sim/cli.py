@@ -95,39 +95,37 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from sim.checking.engines import check
+    from sim.checking.engines import check, refusal
     from sim.checking.explorer import CheckOptions, resume
     from sim.report.formats import check_json, check_junit, write_json
 
-    _, params, model = _build(args)
     if args.strategy not in ("bfs", "dfs"):
         raise UsageError(f"--strategy takes bfs or dfs, not {args.strategy!r}")
-    if args.graph:
-        from sim.checking.graph import check_graph_path
-
-        check_graph_path(args.graph)
     progress = None if args.quiet else _progress_line
     options = CheckOptions(strategy=args.strategy, max_states=args.max_states, max_depth=args.max_depth,
                            timeout=args.timeout, max_memory_mb=args.max_memory, keep_going=args.keep_going,
                            liveness=not args.no_liveness, liveness_limit=args.liveness_limit, progress=progress,
                            por=args.por, symmetry=args.symmetry, checkpoint=args.checkpoint,
-                           checkpoint_every=args.checkpoint_every, engine=args.engine,
-                           identity={"model": args.model, "params": params, "bug": args.bug})
+                           checkpoint_every=args.checkpoint_every, engine=args.engine)
+    parallel = args.workers > 1 or args.dask is not None
+    if args.resume and parallel:
+        chosen = f"--dask {args.dask}" if args.dask is not None else f"--workers {args.workers}"
+        raise UsageError(f"--resume cannot be used with {chosen}: a checkpoint is resumed by one process; "
+                         f"drop {chosen.split()[0]}")
+    refused = refusal(options, args.workers, args.dask)
+    if refused is not None:
+        raise UsageError(refused)
+    _, params, model = _build(args)
+    options.identity = {"model": args.model, "params": params, "bug": args.bug}
     if args.graph:
-        from sim.checking.graph import state_graph, write_graph
+        from sim.checking.graph import check_graph_path, state_graph, write_graph
 
+        check_graph_path(args.graph)
         write_graph(state_graph(model), args.graph)
-    if args.resume and args.workers > 1:
-        raise UsageError(f"--resume cannot be used with --workers {args.workers}: a checkpoint is resumed by "
-                         "one process; drop --workers")
     if args.resume:
         result = resume(model, args.resume, options)
-    elif args.workers > 1:
-        from sim.checking.parallel import check_parallel
-
-        result = check_parallel(model, options, args.workers, (args.model, params, args.bug))
     else:
-        result = check(model, options)
+        result = check(model, options, workers=args.workers, dask=args.dask)
     for prop in result.properties:
         line = f"{prop.status:>10}  {prop.kind:<10} {prop.name}"
         if prop.status == "violated" and prop.counterexample is not None:
@@ -470,7 +468,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="seconds between checkpoints")
     p.add_argument("--resume", help="continue the interrupted run saved in this checkpoint")
     p.add_argument("--workers", type=positive_int, default=1,
-                   help="explore with N processes (same verdicts and counts)")
+                   help="explore with N processes, the states partitioned among them (the same report)")
+    p.add_argument("--dask", metavar="ADDRESS|local",
+                   help="explore on a Dask scheduler's workers, or `local` for a 2-worker cluster (the same report)")
     p.add_argument("--graph", type=output_file,
                    help="export the state graph (.graphml or .dot; small configurations only)")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")

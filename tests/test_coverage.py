@@ -12,7 +12,6 @@ import pytest
 from sim.checking.coverage import coverage_of
 from sim.checking.engines import check
 from sim.checking.explorer import CheckOptions
-from sim.checking.parallel import check_parallel
 from sim.cli import main
 from sim.core.registry import get_model_spec
 from sim.errors import EXIT_OK, EXIT_VIOLATION
@@ -67,7 +66,7 @@ def test_the_vector_engine_and_workers_count_as_the_generic_engine() -> None:
     model = get_model_spec("teaching").build({"K": 2, "N": 2, "P": 1}, None)
     generic = check(model, CheckOptions(engine="generic"))
     assert check(model, CheckOptions(engine="vector")).coverage == generic.coverage
-    assert check_parallel(model, CheckOptions(), 2).coverage == generic.coverage
+    assert check(model, CheckOptions(), workers=2).coverage == generic.coverage
     assert generic.coverage.unfired == ()
 
 

@@ -15,7 +15,6 @@ import pytest
 from models.teaching import SPEC as TEACHING
 from sim import CheckOptions, check
 from sim.checking.graph import state_graph
-from sim.checking.parallel import check_parallel
 from sim.cli import main
 
 
@@ -29,7 +28,7 @@ def summary(result):
 def test_two_workers_give_the_same_verdicts_and_counts(bug):
     model = TEACHING.build({"K": 4, "N": 3, "P": 4}, bug)
     serial = check(model, CheckOptions(keep_going=True, liveness=False))
-    parallel = check_parallel(model, CheckOptions(keep_going=True, liveness=False), 2)
+    parallel = check(model, CheckOptions(keep_going=True, liveness=False), workers=2)
     assert summary(serial) == summary(parallel)
 
 

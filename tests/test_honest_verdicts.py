@@ -83,7 +83,7 @@ def test_bounds_under_which_no_run_can_step_are_refused(tmp_path, capsys, bound)
 
 
 # ---------------------------------------------------------------- skipped liveness makes a check incomplete
-@pytest.mark.parametrize("flags", [["--liveness-limit", "100"], ["--workers", "2"],
+@pytest.mark.parametrize("flags", [["--liveness-limit", "100"], ["--liveness-limit", "100", "--workers", "2"],
                                    ["--liveness-limit", "100", "--engine", "generic"]])
 def test_liveness_skipped_for_a_limit_makes_the_check_incomplete(tmp_path, capsys, flags):
     report = tmp_path / "r.json"
@@ -94,20 +94,9 @@ def test_liveness_skipped_for_a_limit_makes_the_check_incomplete(tmp_path, capsy
     assert "note: liveness not checked" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("flags", [["--no-liveness"], ["--no-liveness", "--workers", "2"]])
+@pytest.mark.parametrize("flags", [["--no-liveness"], ["--no-liveness", "--workers", "2"], ["--workers", "2"]])
 def test_liveness_turned_off_by_the_caller_stays_ok(flags):
     assert main(["check", "teaching", "--quiet", *flags]) == EXIT_OK
-
-
-@pytest.mark.parametrize(("flags", "named"), [
-    (["--por"], "--por"), (["--symmetry"], "--symmetry"), (["--checkpoint", "CKPT"], "--checkpoint"),
-    (["--engine", "vector"], "--engine vector"), (["--strategy", "dfs"], "--strategy dfs"),
-    (["--resume", "CKPT"], "--resume")])
-def test_workers_refuse_what_they_cannot_honour(tmp_path, capsys, flags, named):
-    flags = [str(tmp_path / "c.ckpt") if f == "CKPT" else f for f in flags]
-    assert main(["check", "teaching", "--quiet", "--workers", "2", *flags]) == EXIT_USAGE
-    assert named in one_line(capsys)
-    assert not (tmp_path / "c.ckpt").exists()
 
 
 # ---------------------------------------------------------------- checkpoints
@@ -187,18 +176,6 @@ def test_max_memory_holds_under_workers(capsys):
                  "--max-memory", f"{limit:.0f}"])
     assert code == EXIT_INCOMPLETE
     assert "memory limit" in capsys.readouterr().out
-
-
-def test_a_worker_stops_within_a_level_past_its_share_of_the_limit():
-    from sim.checking.parallel import CANDIDATES_BETWEEN_CHECKS, _Partition
-    from sim.core.fingerprint import fingerprint
-    from sim.core.product import Product
-
-    model = TEACHING.build({})
-    init = Product(model).init_states()[0]
-    candidates = [(init, fingerprint(init), -1, -1, 0)] * (CANDIDATES_BETWEEN_CHECKS + 10)
-    assert _Partition(model, 0, 1).level(candidates, True, None)["memory"] is False
-    assert _Partition(model, 0, 1).level(candidates, True, -1.0)["memory"] is True  # no room at all
 
 
 @pytest.mark.parametrize("engine", ["generic", "vector"])

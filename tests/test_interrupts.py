@@ -114,8 +114,8 @@ def interrupt(args: list[str], ready: str = "progress", settle: float = 0.0) -> 
     return command.returncode, lines, out
 
 
-@pytest.mark.parametrize("engine", [["--engine", "generic"], ["--engine", "vector"], ["--workers", "2"]],
-                         ids=["generic", "vector", "workers2"])
+@pytest.mark.parametrize("engine", [["--engine", "generic"], ["--engine", "vector"], ["--workers", "2"],
+                                    ["--dask", "local"]], ids=["generic", "vector", "workers2", "dask"])
 def test_check_writes_its_partial_reports(engine, tmp_path):
     report, junit = tmp_path / "check.json", tmp_path / "check.xml"
     code, err, out = interrupt(["check", *BIG_TEACHING, "--no-liveness", *engine, "--json", str(report),

@@ -1,260 +1,400 @@
-"""Exhaustive checking with several processes: a level-synchronous breadth-first search over a
-fingerprint-partitioned state space.
+"""Exhaustive checking on several workers: a breadth-first search partitioned by fingerprint, with the
+report of one process.
 
-Worker w owns the states whose fingerprint is w modulo N: it keeps their visited set and parent
-pointers, expands the new ones of each level and routes each successor to its owner. The coordinator
-only exchanges per-level batches, so the distinct-state and transition counts are those of one
-process, and a counterexample, chosen per property as the first in a fixed order among the shortest
-found in a level, is a shortest one. Workers are forked, so they share the model object; parent
-pointers cross partitions as (worker, index) pairs and paths are rebuilt by asking the owners.
+The visited set is split by fingerprint among the workers (`sim.checking.partition`): each keeps its
+share and expands its own states, and the successors of a level that belong elsewhere travel as numpy
+columns of fingerprints and search keys (a key is the source's discovery index and the position of the
+action), a level at a time, so that pickling costs little next to stepping. The coordinator takes no
+step of the model. It orders each level's transitions by key, which is the order in which one process
+takes them, and from that alone numbers the new states (each by the first transition that reaches it),
+finds where one process would have stopped (after the first violating state unless --keep-going, or
+before the state at which --max-states is reached), and records the counts, the verdicts, the parent
+pointers and, for liveness, the graph arrays. So the distinct-state and transition counts, the
+discovery indices, the counterexamples and the coverage are those of the one-process engine, whatever
+the timing of the workers; liveness is then decided by the explorer's own code over the gathered
+arrays. Only seconds differ.
+
+Workers are local processes or a Dask cluster (`sim.checking.workers`). What the partitioned search
+cannot honour (depth-first order, partial-order reduction, checkpoints, the vector engine) is refused
+by `sim.checking.engines.refusal` before any work starts.
 """
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import time
 from array import array
-from collections.abc import Sequence
-from typing import Any
+from contextlib import AbstractContextManager
+from typing import Any, NamedTuple
 
-from sim.checking.coverage import coverage_of, declared_kinds
-from sim.checking.explorer import CheckOptions, CheckResult, PropertyResult, explained, verdict
-from sim.checking.memory import group_mb, rss_mb
-from sim.core.fingerprint import fingerprint
-from sim.core.model import Model
-from sim.core.paths import located, replay_indices
-from sim.core.product import Product, Violation
-from sim.errors import ModelError, UsageError
-from sim.interrupts import INTERRUPTED_NOTE, UNDECIDED_NOTE, init_worker
+import numpy as np
 
-CANDIDATES_BETWEEN_CHECKS = 512  # a worker looks at its memory this often within a level
-Candidate = tuple[Any, int, int, int, int]  # (state, fp, parent worker, parent index, action index)
+from sim.checking.explorer import CheckOptions, CheckResult, Explorer
+from sim.checking.liveness import NO_CLASS
+from sim.checking.memory import rss_mb
+from sim.checking.partition import KEY_BITS, Budget, Settle
+from sim.checking.workers import ModelReference, WorkerGroup, dask_partitions, local_partitions
+from sim.core.model import Action, Model
+from sim.core.paths import located
+from sim.core.product import Violation
+from sim.errors import ModelError
+
+ACTION_MASK = (1 << KEY_BITS) - 1
 
 
-class _Partition:
-    """One worker's share of the search."""
+class Level(NamedTuple):
+    """A level's transitions from every worker, in search order (by key: source index, then action
+    position), with the worker that took each, the slot of its target there, and its kind and actor as
+    the coordinator's codes; the findings (property, message, source, action or -1 for a dead end) in
+    search order; the dead ends; and the first source a model error stopped at, with the error."""
 
-    def __init__(self, model: Model, me: int, workers: int) -> None:
-        self.product = Product(model)
-        self.me, self.workers = me, workers
-        self.visited: set[int] = set()
-        self.parent_worker = array("b")
-        self.parent_index = array("q")
-        self.action_index = array("H")
+    keys: np.ndarray
+    fps: np.ndarray
+    worker: np.ndarray
+    slots: np.ndarray
+    kinds: np.ndarray
+    actors: np.ndarray
+    findings: list[tuple[str, str, int, int]]
+    terminal: list[int]
+    failure: tuple[int, ModelError] | None
 
-    def level(self, candidates: Sequence[Candidate], expand: bool, allowance_mb: float | None) -> dict[str, Any]:
-        """Admit this level's candidates (first occurrence wins) and expand the new states. A worker may
-        grow by `allowance_mb` in the level (its share of what --max-memory leaves): past that it stops,
-        and says so with `memory`."""
-        product = self.product
-        out: list[list[Candidate]] = [[] for _ in range(self.workers)]
-        findings: list[tuple[str, str, int, int]] = []  # (property, message, index, action index or -1)
-        reached: list[tuple[str, int]] = []
-        admitted = transitions = 0
-        fired: dict[str, int] = {}
-        has_more = over_memory = False
-        ceiling = None if allowance_mb is None else rss_mb() + allowance_mb
-        for count, (state, fp, parent_worker, parent_index, action) in enumerate(candidates, 1):
-            if ceiling is not None and count % CANDIDATES_BETWEEN_CHECKS == 0 and rss_mb() > ceiling:
-                over_memory = True
-                break
+    @property
+    def sources(self) -> np.ndarray:
+        return self.keys >> KEY_BITS
+
+
+class PartitionedExplorer(Explorer):
+    """The explorer's bookkeeping, verdicts and liveness over a search that workers carry out."""
+
+    def __init__(self, model: Model, options: CheckOptions, workers: int, dask: str | None = None) -> None:
+        super().__init__(model, options)
+        self.workers, self.dask = workers, dask
+        self.reference = None if dask is None else ModelReference.of(options.identity)
+        self.edge_action = array("H")  # per liveness edge, the position of its action: lassos need no visited set
+        self.pending_edges: tuple[np.ndarray, ...] | None = None  # a level's edges, until their targets are judged
+        self.kinds: list[str] = []
+        self.kind_codes: dict[str, int] = {}
+        self.actors: list[str] = []
+        self.actor_codes: dict[str, int] = {}
+        self.actor_class: list[int | None] = []
+        self.worker_mb: list[float] = []
+        self.failure: tuple[int, ModelError] | None = None
+
+    def _group(self) -> AbstractContextManager[WorkerGroup]:
+        if self.reference is not None and self.dask is not None:
+            return dask_partitions(self.dask, self.reference, self.workers if self.workers > 1 else None,
+                                   self.symmetry)
+        return local_partitions(self.model, self.workers, self.symmetry)
+
+    # ------------------------------------------------------------------ search
+    def run(self, resumed: Any = None, seconds_before: float = 0.0) -> CheckResult:
+        """Search from the initial states (a partitioned run never checkpoints, so it never resumes)."""
+        if resumed is not None:
+            raise ValueError("a partitioned check does not resume checkpoints")
+        started = time.monotonic()
+        with self._group() as group:
+            queued = self._search(group, started)
+        opts = self.options
+        if queued and self.incomplete_reason is None and not self._violated_and_stopping():
+            self.incomplete_reason = f"state limit {opts.max_states} reached"
+        if not queued and self.incomplete_reason is None:
+            self._finish_complete()
+        elif self.incomplete_reason and self.live and self.track_graph:
+            self.notes.append(f"liveness not checked: {self.incomplete_reason}")
+        seconds = time.monotonic() - started
+        if opts.progress is not None:
+            opts.progress(self._progress(seconds, queued, self.max_depth))
+        return self._result(seconds)
+
+    def _search(self, group: WorkerGroup, started: float) -> int:
+        """Level after level until the search ends; returns how many states it leaves queued."""
+        opts = self.options
+        settle = self._initial(group.count)
+        start, end, depth = 0, len(self.parents), 0
+        unexpanded = 0  # states of the last level left unexpanded where the search stopped inside it
+        stopping = self._stopped()
+        next_report = time.monotonic() + opts.progress_interval  # from when the workers are up
+        while True:
+            mode = "none" if stopping else self._limits(started)
+            if mode != "none" and opts.max_depth is not None and depth >= opts.max_depth:
+                mode = "probe"
+            budget = self._budget(started, group.count)
+            replies = group.call("settle_and_expand", [(batch, mode, budget) for batch in settle])
+            self._absorb(replies, settle)
+            if self.failure is not None:
+                index, error = self.failure
+                raise located(error, self._path(index)) from None
+            queued = end - start + unexpanded
+            if mode == "none":
+                return queued
+            if mode == "probe":
+                failures = [(reply["expanding"], reply["error"]) for reply in replies if "expanding" in reply]
+                if failures:
+                    index, error = min(failures, key=lambda found: found[0])
+                    raise located(error, self._path(index)) from None
+                if any(reply["has_more"] for reply in replies):
+                    self.incomplete_reason = f"depth limit {opts.max_depth} reached"
+                return 0
+            stopped = next((r["stopped"] for r in replies if r.get("stopped")), None)
+            if stopped is not None:
+                self.incomplete_reason = (f"time limit {opts.timeout:g} s reached" if stopped == "time"
+                                          else f"memory limit {opts.max_memory_mb:g} MB reached")
+                return queued
+            level = self._gather(replies)
+            new_rows, dst = self._admit(group, level)
+            cut = self._cut(level, new_rows, start, end - start)
+            taken = int(np.searchsorted(level.keys, (start + cut) << KEY_BITS))
+            admitted = new_rows[: int(np.searchsorted(level.sources[new_rows], start + cut))]
+            self._record(level, taken, dst, start, cut)
+            self._append_states(level, admitted, depth + 1)
+            settle = self._ship(group, level, admitted, end)
+            unexpanded = end - start - cut
+            stopping = unexpanded > 0 or self.failure is not None or self._stopped()
+            start, end, depth = end, len(self.parents), depth + 1
+            if opts.progress is not None and time.monotonic() >= next_report:
+                next_report = time.monotonic() + opts.progress_interval
+                opts.progress(self._progress(time.monotonic() - started, end - start + unexpanded, depth))
+            if end == start and not stopping:
+                self._flush_edges()
+                return 0
+
+    def _initial(self, workers: int) -> list[Settle]:
+        """Number and judge the initial states here, as the explorer does, and deal them to their owners."""
+        found: list[list[tuple[int, int, Any]]] = [[] for _ in range(workers)]
+        for k, init in enumerate(self.product.init_states()):
+            fp = self._fingerprint(init)
             if fp in self.visited:
                 continue
-            self.visited.add(fp)
-            index = len(self.parent_index)
-            self.parent_worker.append(parent_worker)
-            self.parent_index.append(parent_index)
-            self.action_index.append(action)
-            admitted += 1
-            for prop in product.sometimes:
-                if prop.state(state[0]):
-                    reached.append((prop.name, index))
-            if parent_worker < 0:
-                findings += [(v.property, v.message, index, -1) for v in product.state_violations(state)]
-            if not expand:
-                has_more = has_more or bool(product.actions(state))
-                continue
-            any_successor = False
-            for k, a in enumerate(product.actions(state)):
-                transition = product.step(state, a)
-                if transition is None:
-                    continue
-                any_successor = True
-                transitions += 1
-                fired[a.kind] = fired.get(a.kind, 0) + 1
-                findings += [(v.property, v.message, index, k) for v in transition.violations]
-                target_fp = fingerprint(transition.target)
-                out[target_fp % self.workers].append((transition.target, target_fp, self.me, index, k))
-            if not any_successor:
-                findings += [(v.property, v.message, index, -1) for v in product.end_violations(state)]
-        return {"out": out, "findings": findings, "reached": reached, "admitted": admitted,
-                "transitions": transitions, "fired": fired, "has_more": has_more, "memory": over_memory}
-
-    def parent(self, index: int) -> tuple[int, int, int]:
-        return self.parent_worker[index], self.parent_index[index], self.action_index[index]
-
-
-def _serve(model: Model, me: int, workers: int, conn: Any) -> None:
-    init_worker()
-    partition = _Partition(model, me, workers)
-    while True:
-        command, payload = conn.recv()
-        if command == "level":
             try:
-                conn.send(partition.level(*payload))
-            except ModelError as error:  # raised judging the state admitted last; the coordinator adds its path
-                conn.send({"error": error, "at": len(partition.parent_index) - 1})
-        elif command == "parent":
-            conn.send(partition.parent(payload))
-        else:
-            conn.close()
+                index = self._add(fp, -1, k, 0, init)
+                self._judge_state(index, init, None)
+            except ModelError as error:
+                raise error.with_path((), f"initial state {k}") from None
+            found[fp % workers].append((fp, index, self.packer.pack(init)))
+        return [Settle(np.array([fp for fp, _, _ in mine], dtype=np.uint64),
+                       np.array([index for _, index, _ in mine], dtype=np.int64), [state for _, _, state in mine],
+                       dict(self.packer.classes), judge=False) for mine in found]
+
+    def _limits(self, started: float) -> str:
+        """"expand", or "none" when the time or memory limit is reached before the next level."""
+        opts = self.options
+        if opts.timeout is not None and time.monotonic() - started > opts.timeout:
+            self.incomplete_reason = f"time limit {opts.timeout:g} s reached"
+            return "none"
+        if opts.max_memory_mb is not None and rss_mb() + sum(self.worker_mb) > opts.max_memory_mb:
+            self.incomplete_reason = f"memory limit {opts.max_memory_mb:g} MB reached"
+            return "none"
+        return "expand"
+
+    def _budget(self, started: float, workers: int) -> Budget:
+        """Each worker's share of the time and memory left: the coordinator keeps a share for the replies."""
+        opts = self.options
+        seconds = None if opts.timeout is None else max(0.0, opts.timeout - (time.monotonic() - started))
+        memory = None
+        if opts.max_memory_mb is not None:
+            memory = (opts.max_memory_mb - rss_mb() - sum(self.worker_mb)) / (workers + 1)
+        return Budget(seconds, memory)
+
+    # ------------------------------------------------------------------ the coordinator's share of a level
+    def _absorb(self, replies: list[dict[str, Any]], settled: list[Settle]) -> None:
+        """The judgements of the states just settled: a model error (the first in discovery order, placed
+        at its parent, which the explorer was expanding), `sometimes` reached, the liveness bits."""
+        judging = [(reply["judging"], reply["error"]) for reply in replies if "judging" in reply]
+        if judging:
+            index, error = min(judging, key=lambda found: found[0])
+            raise located(error, self._path(self.parents[index])) from None
+        self.worker_mb = [reply.get("memory_mb", 0.0) for reply in replies]
+        if not settled or not settled[0].judge:
             return
+        for name in sorted({name for reply in replies for name in reply["reached"]}):
+            index = min(reply["reached"][name] for reply in replies if name in reply["reached"])
+            result = self.results[name]
+            if result.status != "reached":
+                result.status = "reached"
+                result.counterexample = self._path(index)
+        if self.track_graph:
+            size = sum(len(batch.indices) for batch in settled)
+            base = len(self.parents) - size
+            unmet, trigger = np.zeros(size, dtype=np.uint8), np.zeros(size, dtype=np.uint8)
+            for batch, reply in zip(settled, replies, strict=True):
+                unmet[batch.indices - base] = np.frombuffer(reply["unmet"], dtype=np.uint8)
+                trigger[batch.indices - base] = np.frombuffer(reply["trigger"], dtype=np.uint8)
+            self.unmet.extend(unmet.tobytes())
+            self.trigger.extend(trigger.tobytes())
+            self.enabled.frombytes(bytes(8 * size))
+            if len(self.parents) > self.options.liveness_limit:
+                self._drop_graph(f"more than {self.options.liveness_limit:,} states (--liveness-limit)")
+        self._flush_edges()
 
+    def _gather(self, replies: list[dict[str, Any]]) -> Level:
+        """Every worker's rows of the level, joined and put in search order."""
+        columns: dict[str, list[np.ndarray]] = {name: [] for name in Level._fields[:6]}
+        findings, terminal, failures = [], [], []
+        for w, reply in enumerate(replies):
+            kind_of = np.array([self._code(self.kinds, self.kind_codes, n) for n in reply["kind_names"]] or [0])
+            actor_of = np.array([self._actor_code(n) for n in reply["actor_names"]] or [0])
+            columns["keys"].append(reply["keys"])
+            columns["fps"].append(reply["fps"])
+            columns["worker"].append(np.full(len(reply["keys"]), w, dtype=np.int64))
+            columns["slots"].append(reply["slots"])
+            columns["kinds"].append(kind_of[reply["kinds"]])
+            columns["actors"].append(actor_of[reply["actors"]])
+            findings += reply["findings"]
+            terminal += reply["terminal"].tolist()
+            if "expanding" in reply:
+                failures.append((reply["expanding"], reply["error"]))
+        joined = {name: np.concatenate(parts) for name, parts in columns.items()}
+        order = np.argsort(joined["keys"], kind="stable")
+        findings.sort(key=lambda found: (found[2], found[3]))
+        failure = min(failures, key=lambda found: found[0]) if failures else None
+        return Level(*(joined[name][order] for name in columns), findings, terminal, failure)
 
-def unsupported_with_workers(options: CheckOptions) -> str | None:
-    """The first option a parallel check cannot honour, as the command line spells it (None: none is
-    set). Such an option is refused rather than ignored, so that a run never claims what it did not do."""
-    unsupported = (("--strategy dfs", options.strategy != "bfs"), ("--por", options.por),
-                   ("--symmetry", options.symmetry), ("--checkpoint", options.checkpoint is not None),
-                   ("--engine vector", options.engine == "vector"))
-    return next((name for name, chosen in unsupported if chosen), None)
+    def _admit(self, group: WorkerGroup, level: Level) -> tuple[np.ndarray, np.ndarray]:
+        """Ask each owner which targets are new: the rows that discover a new state, in search order,
+        and every row's target index (a new state gets the next index in that order)."""
+        count = len(self.parents)
+        if not len(level.keys):
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        owner = (level.fps % np.uint64(group.count)).astype(np.int64)
+        mine = [np.flatnonzero(owner == w) for w in range(group.count)]
+        replies = group.call("admit", [(level.fps[rows], level.keys[rows]) for rows in mine])
+        new_rows = np.sort(np.concatenate([rows[firsts] for rows, (firsts, _) in zip(mine, replies, strict=True)]))
+        dst = np.empty(len(level.keys), dtype=np.int64)
+        for rows, (firsts, known) in zip(mine, replies, strict=True):
+            numbered = count + np.searchsorted(new_rows, rows[firsts])
+            dst[rows] = np.where(known >= 0, known, numbered[np.maximum(-1 - known, 0)] if len(numbered) else -1)
+        return new_rows, dst
 
+    def _cut(self, level: Level, new_rows: np.ndarray, start: int, size: int) -> int:
+        """How many states of the level one process would expand before it stops: after the first state
+        with a violating step or end (unless --keep-going), before the state at which the state limit is
+        reached, before the state a model error happened at (which then ends the run)."""
+        cut = size
+        if not self.options.keep_going and level.findings:
+            cut = min(cut, level.findings[0][2] - start + 1)
+        limit = self.options.max_states
+        if limit is not None:
+            found = np.bincount(level.sources[new_rows] - start, minlength=size)
+            before = len(self.parents) + np.cumsum(found) - found
+            over = np.flatnonzero(before >= limit)
+            if len(over):
+                cut = min(cut, int(over[0]))
+        if level.failure is not None and level.failure[0] - start < cut:
+            cut = level.failure[0] - start
+            self.failure = level.failure
+        return cut
 
-def check_parallel(model: Model, options: CheckOptions, workers: int, identity: Any = None) -> CheckResult:
-    """Breadth-first exhaustive check with `workers` processes (safety, `sometimes` and dead ends;
-    liveness needs the whole graph in one place and is reported as not checked). Ctrl-C ends it with
-    the levels done so far, status interrupted; the workers, which ignore it, are terminated."""
-    if workers < 1:
-        raise ValueError("workers must be at least 1")
-    refused = unsupported_with_workers(options)
-    if refused is not None:
-        raise UsageError(f"{refused} cannot be used with --workers {workers}: a parallel check does not "
-                         "support it; drop one of the two")
-    started = time.monotonic()
-    context = mp.get_context("fork")
-    pipes, procs = [], []
-    for me in range(workers):
-        parent_end, child_end = context.Pipe()
-        proc = context.Process(target=_serve, args=(model, me, workers, child_end), daemon=True)
-        proc.start()
-        pipes.append(parent_end)
-        procs.append(proc)
-    product = Product(model)
-    results = {i.name: PropertyResult(i.name, i.kind, "unknown", i.doc) for i in product.property_infos()}
-    notes = []
-    if product.liveness and options.liveness:
-        notes.append(f"liveness not checked: --workers {workers} explores without the whole graph in one place")
-    try:
-        incoming: list[list[Candidate]] = [[] for _ in range(workers)]
-        for k, init in enumerate(product.init_states()):
-            fp = fingerprint(init)
-            incoming[fp % workers].append((init, fp, -1, -1, k))
-        distinct = transitions = depth = max_depth = 0
-        fired: dict[str, int] = {}
-        incomplete = None
-        interrupted = False
-        worker_pids = [proc.pid for proc in procs]
-        limit = options.max_memory_mb
-        while any(incoming):
-            expand = options.max_depth is None or depth < options.max_depth
-            allowance = None
-            if limit is not None:
-                held = group_mb("self", worker_pids)
-                if held > limit:
-                    incomplete = f"memory limit {limit:g} MB reached"
-                    break
-                allowance = (limit - held) / (workers + 1)  # the coordinator's share takes the replies
-            for pipe, batch in zip(pipes, incoming, strict=True):
-                pipe.send(("level", (batch, expand, allowance)))
-            replies = [pipe.recv() for pipe in pipes]
-            for worker, reply in enumerate(replies):
-                if "error" in reply:
-                    raise located(reply["error"], _path(product, pipes, worker, reply["at"], None, None))
-            distinct += sum(r["admitted"] for r in replies)
-            transitions += sum(r["transitions"] for r in replies)
-            for reply in replies:
-                for kind, count in reply["fired"].items():
-                    fired[kind] = fired.get(kind, 0) + count
-            if any(r["admitted"] for r in replies):
-                max_depth = depth
-            for worker, reply in enumerate(replies):
-                for name, index in reply["reached"]:
-                    result = results[name]
-                    if result.status != "reached":
-                        result.status = "reached"
-                        result.counterexample = _path(product, pipes, worker, index, None, None)
-            found = sorted((name, worker, index, action, message) for worker, r in enumerate(replies)
-                           for name, message, index, action in r["findings"])
-            for name, worker, index, action, message in found:
-                result = results[name]
-                if result.status != "violated":
-                    result.status = "violated"
-                    result.counterexample = _path(product, pipes, worker, index, action if action >= 0 else None,
-                                                  Violation(name, message))
-            if any(r["memory"] for r in replies):
-                incomplete = f"memory limit {limit:g} MB reached"
+    def _record(self, level: Level, taken: int, dst: np.ndarray, start: int, cut: int) -> None:
+        """Counts, coverage, violations, dead ends and the liveness graph of the states expanded."""
+        self.transitions += taken
+        fired = np.bincount(level.kinds[:taken], minlength=len(self.kinds)).tolist()
+        for code, times in enumerate(fired):
+            if times:
+                self.fired[self.kinds[code]] = self.fired.get(self.kinds[code], 0) + times
+        for name, message, source, action in level.findings:
+            if source >= start + cut:
                 break
-            if not expand and any(r["has_more"] for r in replies):
-                incomplete = f"depth limit {options.max_depth} reached"
-                break
-            if found and not options.keep_going:
-                break
-            if options.max_states is not None and distinct >= options.max_states:
-                incomplete = f"state limit {options.max_states} reached"
-                break
-            if options.timeout is not None and time.monotonic() - started > options.timeout:
-                incomplete = f"time limit {options.timeout:g} s reached"
-                break
-            incoming = [[c for r in replies for c in r["out"][w]] for w in range(workers)]
-            depth += 1
-            if options.progress is not None:
-                seconds = time.monotonic() - started
-                options.progress({"seconds": seconds, "states": transitions, "distinct": distinct,
-                                  "queue": sum(map(len, incoming)), "depth": depth,
-                                  "rate": distinct / seconds if seconds else 0.0})
-        violated = any(r.status == "violated" for r in results.values())
-        if not incomplete and not (violated and any(incoming) and not options.keep_going):
-            for r in results.values():
-                if r.status == "unknown" and r.kind == "always":
-                    r.status = "holds"
-                elif r.status == "unknown" and r.kind == "sometimes":
-                    r.status = "unreached"
-    except KeyboardInterrupt:
-        interrupted = True
-    finally:
-        for pipe, proc in zip(pipes, procs, strict=True):
-            if interrupted:
-                proc.terminate()  # mid-level, a worker would finish its level before reading "stop"
+            if action >= 0:
+                self._record_violations(source, action, (Violation(name, message),))
             else:
-                pipe.send(("stop", None))
-            proc.join()
-    props = list(results.values())
-    for r in props:
-        if r.status == "unknown" and interrupted:
-            r.note = UNDECIDED_NOTE
-        elif r.status == "unknown":
-            r.note = notes[0] if r.kind == "eventually" and notes else "not decided: the run ended first"
-    status = verdict(props, interrupted, bool(incomplete), options.liveness)
-    if interrupted:
-        notes.insert(0, INTERRUPTED_NOTE)
-    if incomplete:
-        notes.insert(0, f"incomplete: {incomplete}")
-    coverage = coverage_of(declared_kinds(product.model), fired)
-    result = CheckResult(model.name, status, distinct, transitions, max_depth, time.monotonic() - started, props, notes,
-                         coverage)
-    return explained(model, result)
+                self._record_violation_at(source, Violation(name, message))
+        for source in level.terminal:
+            if source < start + cut:
+                self.terminal[source] = 1
+        if self.track_graph:
+            self._record_graph(level, taken, dst[:taken], start, cut)
 
+    def _record_graph(self, level: Level, taken: int, dst: np.ndarray, start: int, cut: int) -> None:
+        """Fairness classes numbered in the order the search meets their actors, each expanded state's
+        enabled fair classes, and the level's edges, kept until their targets' goals are known."""
+        actors = level.actors[:taken]
+        codes, first = np.unique(actors, return_index=True)
+        for code in codes[np.argsort(first)].tolist():
+            if self.actor_class[code] is None:
+                self.actor_class[code] = self._class_of(Action(self.actors[code], ""))
+            if not self.track_graph:
+                return
+        classes = np.array([NO_CLASS if c is None else c for c in self.actor_class] or [NO_CLASS],
+                           dtype=np.uint16)[actors]
+        sources = level.sources[:taken]
+        bits = np.where(classes == NO_CLASS, np.uint64(0), np.left_shift(np.uint64(1), classes.astype(np.uint64)))
+        enabled = np.zeros(cut, dtype=np.uint64)
+        np.bitwise_or.at(enabled, sources - start, bits)
+        view = np.frombuffer(self.enabled, dtype=np.uint64)
+        view[start: start + cut] = enabled
+        del view  # the array grows again: no buffer may stay exported
+        self.pending_edges = (sources, dst, classes, level.keys[:taken] & ACTION_MASK)
 
-def _path(product: Product, pipes: list, worker: int, index: int, action: int | None,
-          violation: Violation | None) -> Any:
-    indices = [] if action is None else [action]
-    while True:
-        pipes[worker].send(("parent", index))
-        parent_worker, parent_index, action_index = pipes[worker].recv()
-        if parent_worker < 0:
-            init = action_index
-            break
-        indices.append(action_index)
-        worker, index = parent_worker, parent_index
-    indices.reverse()
-    return replay_indices(product, init, indices, None, violation)
+    def _flush_edges(self) -> None:
+        """The pending edges between states with a goal unmet, in search order."""
+        if self.pending_edges is None:
+            return
+        sources, targets, classes, actions = self.pending_edges
+        self.pending_edges = None
+        if not self.track_graph:
+            return
+        unmet = np.frombuffer(self.unmet, dtype=np.uint8)
+        keep = (unmet[sources] & unmet[targets]) != 0
+        del unmet
+        self.edge_src.frombytes(sources[keep].astype(np.uint32).tobytes())
+        self.edge_dst.frombytes(targets[keep].astype(np.uint32).tobytes())
+        self.edge_class.frombytes(classes[keep].astype(np.uint16).tobytes())
+        self.edge_action.frombytes(actions[keep].astype(np.uint16).tobytes())
+
+    def _append_states(self, level: Level, admitted: np.ndarray, depth: int) -> None:
+        count = len(admitted)
+        self.parents.frombytes(level.sources[admitted].astype(np.int64).tobytes())
+        self.action_index.frombytes((level.keys[admitted] & ACTION_MASK).astype(np.uint16).tobytes())
+        self.depths.frombytes(np.full(count, depth, dtype=np.uint32).tobytes())
+        self.terminal.extend(bytes(count))
+        if count and depth > self.max_depth:
+            self.max_depth = depth
+
+    def _ship(self, group: WorkerGroup, level: Level, admitted: np.ndarray, first: int) -> list[Settle]:
+        """The new states dealt to their owners in index order: a slot where the owner found the state
+        itself, the packed state where another worker did (one `ship` call brings those)."""
+        workers = group.count
+        owner = (level.fps[admitted] % np.uint64(workers)).astype(np.int64)
+        finder, slots = level.worker[admitted], level.slots[admitted]
+        shipped: list[dict[int, list[Any]]] = [{} for _ in range(workers)]
+        classes: dict[str, type] = {}
+        if (owner != finder).any():
+            wanted = [{o: slots[(finder == w) & (owner == o)] for o in range(workers) if o != w}
+                      for w in range(workers)]
+            for w, (packed, known) in enumerate(group.call("ship", [(asked,) for asked in wanted])):
+                shipped[w] = packed
+                classes.update(known)
+        pending = tuple(p.name for p in self.product.sometimes if self.results[p.name].status != "reached")
+        batches = []
+        for o in range(workers):
+            rows = np.flatnonzero(owner == o)
+            states: list[Any] = slots[rows].tolist()
+            for w in range(workers):
+                found_there = np.flatnonzero(finder[rows] == w).tolist() if w != o else []
+                for at, state in zip(found_there, shipped[w].get(o, ()), strict=True):
+                    states[at] = state
+            batches.append(Settle(level.fps[admitted][rows], first + rows.astype(np.int64), states, classes, pending,
+                                  judge=True, liveness=self.track_graph))
+        return batches
+
+    # ------------------------------------------------------------------ bookkeeping
+    @staticmethod
+    def _code(names: list[str], codes: dict[str, int], name: str) -> int:
+        code = codes.get(name)
+        if code is None:
+            code = codes[name] = len(names)
+            names.append(name)
+        return code
+
+    def _actor_code(self, actor: str) -> int:
+        code = self._code(self.actors, self.actor_codes, actor)
+        if code == len(self.actor_class):
+            self.actor_class.append(None)
+        return code
+
+    def _edge_action(self, u: int, v: int) -> int:
+        """The position of the first action from u to v: the first such edge, as edges are in search order."""
+        src = np.frombuffer(self.edge_src, dtype=np.uint32)
+        dst = np.frombuffer(self.edge_dst, dtype=np.uint32)
+        at = int(np.flatnonzero((src == u) & (dst == v))[0])
+        del src, dst
+        return self.edge_action[at]

@@ -249,26 +249,7 @@ class DaskExecutor(SeedExecutor):
     def __init__(self, recipe: SweepRecipe, address: str, chunk_size: int | None = None,
                  connect_timeout: float = 20.0) -> None:
         super().__init__(recipe, chunk_size)
-        try:
-            from dask.distributed import Client, LocalCluster
-        except ImportError:
-            raise UsageError("--dask needs Dask distributed; install it with `pip install -e '.[dist]'`") from None
-        self._cluster = None
-        if address == "local":
-            self._cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                         dashboard_address=None, preload=["sim.interrupts"],
-                                         silence_logs=logging.ERROR)  # closing mid-task warns; that is not news
-            try:
-                self._client = Client(self._cluster)
-            except BaseException:  # Ctrl-C while connecting: the cluster started here must not stay up
-                self._cluster.close()
-                raise
-        else:
-            try:
-                self._client = Client(address, timeout=connect_timeout)
-            except OSError as unreachable:
-                raise UsageError(f"--dask {address}: cannot reach a Dask scheduler there ({unreachable}); "
-                                 "give tcp://HOST:PORT of a running scheduler, or `local`") from None
+        self._client, self._cluster = dask_client(address, connect_timeout)
         self.workers = max(1, len(self._client.scheduler_info().get("workers", {})))
         self._futures: list[Any] = []
 
@@ -289,6 +270,28 @@ class DaskExecutor(SeedExecutor):
         self._client.close()
         if self._cluster is not None:
             self._cluster.close()
+
+
+def dask_client(address: str, connect_timeout: float = 20.0) -> tuple[Any, Any]:
+    """A client of the Dask scheduler at `address`, or of a LocalCluster of two worker processes started
+    here for "local", and that cluster (None for a scheduler of the user's, which is left running)."""
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError:
+        raise UsageError("--dask needs Dask distributed; install it with `pip install -e '.[dist]'`") from None
+    if address != "local":
+        try:
+            return Client(address, timeout=connect_timeout), None
+        except OSError as unreachable:
+            raise UsageError(f"--dask {address}: cannot reach a Dask scheduler there ({unreachable}); "
+                             "give tcp://HOST:PORT of a running scheduler, or `local`") from None
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                           preload=["sim.interrupts"], silence_logs=logging.ERROR)  # closing mid-task warns
+    try:
+        return Client(cluster), cluster
+    except BaseException:  # Ctrl-C while connecting: the cluster started here must not stay up
+        cluster.close()
+        raise
 
 
 def _raised(result: ChunkResult | ModelError) -> ChunkResult:
