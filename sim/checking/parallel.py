@@ -32,7 +32,9 @@ from sim.checking.explorer import CheckOptions, CheckResult, Explorer
 from sim.checking.liveness import NO_CLASS
 from sim.checking.memory import rss_mb
 from sim.checking.partition import KEY_BITS, Budget, Settle
+from sim.checking.visited import PackedStates
 from sim.checking.workers import ModelReference, WorkerGroup, dask_partitions, local_partitions
+from sim.core.fingerprint import fingerprint
 from sim.core.model import Action, Model
 from sim.core.paths import located
 from sim.core.product import Violation
@@ -78,6 +80,7 @@ class PartitionedExplorer(Explorer):
         self.actor_class: list[int | None] = []
         self.worker_mb: list[float] = []
         self.failure: tuple[int, ModelError] | None = None
+        self.packer = PackedStates()  # the initial states go to their owners as the workers send new ones
 
     def _group(self) -> AbstractContextManager[WorkerGroup]:
         if self.reference is not None and self.dask is not None:
@@ -161,7 +164,7 @@ class PartitionedExplorer(Explorer):
         """Number and judge the initial states here, as the explorer does, and deal them to their owners."""
         found: list[list[tuple[int, int, Any]]] = [[] for _ in range(workers)]
         for k, init in enumerate(self.product.init_states()):
-            fp = self._fingerprint(init)
+            fp = fingerprint(self._key(init))  # the workers' partition key; the visited set holds fingerprints here
             if fp in self.visited:
                 continue
             try:

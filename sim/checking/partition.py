@@ -185,13 +185,8 @@ class Partition:
                         return {"stopped": "memory"}
                 self.at, rows, reported = index, len(keys), len(findings)
                 base = index << KEY_BITS
-                stepped = False
-                for k, action in enumerate(product.actions(state)):
-                    transition = product.step(state, action)
-                    if transition is None:
-                        continue
-                    stepped = True
-                    target = transition.target
+                moves = product.moves(state)
+                for k, action, target, violations in moves:
                     fp = fingerprint(canonical(model, target) if self.symmetry else target)
                     slot = slot_of.get(fp)
                     if slot is None:
@@ -203,9 +198,9 @@ class Partition:
                     kinds.append(kind_code(action.kind))
                     actors.append(actor_code(action.actor))
                     slots.append(slot)
-                    if transition.violations:
-                        findings += [(v.property, v.message, index, k) for v in transition.violations]
-                if not stepped:
+                    if violations:
+                        findings += [(v.property, v.message, index, k) for v in violations]
+                if not moves:
                     terminal.append(index)
                     findings += [(v.property, v.message, index, -1) for v in product.end_violations(state)]
         except ModelError as error:  # the sources before this one are whole; the coordinator orders the error
