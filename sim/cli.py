@@ -614,7 +614,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _parse(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace:
     """`parser.parse_args`, except that estimate's QUERY may also come after the options (argparse
-    gives an optional positional only the arguments next to the one before it)."""
+    gives an optional positional only the arguments next to the one before it), and that `--option=--`
+    is refused: argparse reads `--` there as the end of options and hands the option an empty list."""
+    for token in argv:
+        name, equals, value = token.partition("=")
+        if token.startswith("--") and equals and value == "--":
+            parser.error(f"option {name} takes a value, not '--'")
     args, extra = parser.parse_known_args(argv)
     if extra and args.command == "estimate" and args.query is None and len(extra) == 1 \
             and not extra[0].startswith("-"):

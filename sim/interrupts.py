@@ -12,7 +12,10 @@ command. So the rule is:
   returns its result so far with status `interrupted`, a loop over units of work keeps the units
   finished (`collect`), and whoever started workers terminates and joins them (`worker_pool`);
 - the command writes its partial report and returns EXIT_INTERRUPTED, and `sim.cli.main` prints the one
-  line that says so.
+  line that says so;
+- clean-up that must not be cut in half (removing a temporary folder: `shutil.rmtree` interrupted
+  between its own calls can close a descriptor twice and fail with EBADF instead of the interrupt) runs
+  under `interrupts_deferred`, and a Ctrl-C that arrives meanwhile is raised when it is done.
 """
 
 from __future__ import annotations
@@ -32,6 +35,25 @@ INTERRUPTED_NOTE = "interrupted (Ctrl-C): the counts and verdicts are those reac
 UNDECIDED_NOTE = "not decided: interrupted (Ctrl-C)"  # a property the interrupted run had not judged yet
 T = TypeVar("T")
 TERMINATE_GRACE_S = 2  # seconds a terminated worker has to unwind before it is ended outright
+
+
+@contextmanager
+def interrupts_deferred() -> Iterator[None]:
+    """Run the block whole: a SIGINT that arrives in it is held and raised as KeyboardInterrupt after it
+    (only the main thread has signal handlers; elsewhere the block just runs)."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if held:
+        raise KeyboardInterrupt
 
 
 def init_worker() -> None:

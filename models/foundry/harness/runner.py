@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from models.foundry.harness.latency import DEFAULT_PROFILE, StoreDelay, latency_
 from models.foundry.harness.scenarios import LATEST, STALE, CallerPlan, HandlerPlan, Scenario
 from sim.core.model import Event
 from sim.harness.vloop import LoopLimit, LoopStalled, ReplayScheduler, Scheduler, VirtualLoop
+from sim.interrupts import interrupts_deferred
 from sim.simulate.timing import TimingProfile
 
 SETTLE = 10.0  # virtual seconds without a running handler after which a run with no caller left is over
@@ -282,12 +284,13 @@ class ScenarioRun:
         self.record("process", "chain", "process.stop", {})
 
     def run(self) -> Recording:
-        with tempfile.TemporaryDirectory(prefix="steersim-foundry-") as tmp:
-            store = Path(tmp) / "tasks"
-            try:
-                self._run_lifetimes(store)
-            finally:
-                self._reap()
+        tmp = tempfile.mkdtemp(prefix="steersim-foundry-")
+        try:
+            self._run_lifetimes(Path(tmp) / "tasks")
+        finally:
+            self._reap()
+            with interrupts_deferred():
+                shutil.rmtree(tmp, ignore_errors=True)
         self.rec.inputs = self.next_input
         return self.rec
 
