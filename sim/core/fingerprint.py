@@ -34,12 +34,26 @@ def _fields_of(cls: type) -> Any:
     return getter
 
 
+_TRIPLE = b"(\x03\x00\x00\x00"  # marshal format 0's head of a 3-tuple: its items' encodings follow as they are
+_monitor_bytes: dict[Any, bytes] = {}  # monitor vector -> its encoding: few vectors, met by many states
+_name_bytes: dict[type, bytes] = {}
+MONITOR_BYTES_LIMIT = 1 << 16
+
+
 def canonical_bytes(value: Any) -> bytes:
     """The bytes a fingerprint hashes. A product state `(model_state, monitor_states)` whose model
     state is a dataclass or a named tuple is flattened to `(class name, field values, monitor states)`,
-    so a state keeps its fingerprint when its class changes from one to the other."""
+    so a state keeps its fingerprint when its class changes from one to the other. Format 0 encodes a
+    tuple as a head and its items' encodings one after another, so the encoding of a named-tuple state
+    is put together from the remembered encodings of its class name and its monitor vector: the same
+    bytes, without encoding the vector again for every state."""
     if type(value) is tuple and len(value) == 2:
         state, mstates = value
+        if isinstance(state, tuple) and hasattr(type(state), "_fields") and isinstance(mstates, tuple):
+            try:
+                return b"m" + _TRIPLE + _name_of(type(state)) + marshal.dumps(tuple(state), 0) + _monitors_of(mstates)
+            except ValueError:  # a field marshal does not take: the whole value goes through repr below
+                pass
         if isinstance(mstates, tuple):
             mstates = tuple(mstates)  # the product's MonitorStates, as the plain tuple it equals
         if is_dataclass(state):
@@ -52,6 +66,22 @@ def canonical_bytes(value: Any) -> bytes:
         return b"m" + marshal.dumps(value, 0)
     except ValueError:
         return b"r" + repr(value).encode()
+
+
+def _name_of(cls: type) -> bytes:
+    encoded = _name_bytes.get(cls)
+    if encoded is None:
+        encoded = _name_bytes[cls] = marshal.dumps(cls.__name__, 0)
+    return encoded
+
+
+def _monitors_of(mstates: tuple) -> bytes:
+    encoded = _monitor_bytes.get(mstates)
+    if encoded is None:
+        if len(_monitor_bytes) >= MONITOR_BYTES_LIMIT:
+            _monitor_bytes.clear()
+        encoded = _monitor_bytes[mstates] = marshal.dumps(tuple(mstates), 0)
+    return encoded
 
 
 def fingerprint(value: Any) -> int:
