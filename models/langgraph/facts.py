@@ -37,3 +37,15 @@ def facts(event: Event) -> Sequence[Fact]:
         outcome = F.steer_applied(d["run"], d["run"]) if d["kept"] else F.steer_failed(d["run"], "cancelled")
         return (F.turn_ended(d["run"], "stopped"), outcome)
     return ()
+
+
+# The order in which the events of one atomic step are recorded (the recorder reads a step's changes
+# all at once): new checkpoints, deleted checkpoints, new runs, status changes, deleted runs, the
+# thread, stream clients, then what the harness saw happen (answers, a task's end).
+STEP_ORDER = ("checkpoint", "checkpoints.deleted", "run.created", "run.status", "run.deleted", "thread",
+              "stream.joined", "stream.left", "run.response", "run.rejected", "task.ended")
+
+
+def canonical(events: Sequence[Event]) -> list[Event]:
+    """The events of one step in recording order (stable: runs keep their order within a kind)."""
+    return sorted(events, key=lambda e: STEP_ORDER.index(e.name))

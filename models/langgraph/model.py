@@ -2,19 +2,21 @@
 
 A client creates up to `runs` runs on one thread, each with a `multitask_strategy`. A creation that
 finds a run pending or running on the thread is refused with 409 under `reject`; under the other
-strategies it is stored as pending, and under `interrupt` and `rollback` the creation then cancels
-the runs in flight before it answers. Cancellation is requested at once (an interrupted run's record
-says so, a rolled-back run that no stream client watches is deleted) and reaches the run's task by a
-control message; the task stops at its next await, its clean-up may take more steps, and then it
-writes the run's final status into the run and thread records (a rolled-back run is deleted with its
-checkpoints). A dispatcher picks the oldest pending run, one run at a time per thread. A run's task
-writes the input checkpoint (the values it starts from), the checkpoint that applies its input, and
-one checkpoint per node; a node may raise (the run ends in error). A stream client may join a run
-while it is in flight and leaves when its stream ends.
+strategies it is stored as pending, and under `interrupt` and `rollback` the same step cancels the
+runs in flight; the creation answers once the cancellations are carried out. Cancellation is
+requested at once (an interrupted run's record says so; a rolled-back run is deleted, a running one
+that a stream client watches only when its task stops) and reaches the run's task by a control
+message, which the task's listener notices later; until then the task may still write checkpoints.
+The task then stops at its next await, its clean-up may take more steps, and it writes the run's
+final status into the run and thread records. A dispatcher picks the oldest pending run, one run at a
+time per thread. A run's task writes the input checkpoint (the values it starts from), the
+checkpoint that applies its input, and one checkpoint per node; a node may raise (the run ends in
+error). A stream client may join a run whose record is there (a cancelled one too: its stream ends
+at once) and leaves when its stream ends.
 
-The model is the documented contract: one run at a time per thread, a cancelled run does no more work
-once cancellation is requested, and rollback leaves no trace. Each step is one atomic step of the
-in-memory runtime, as the harness observes them between steps of the event loop.
+The model is the documented contract: one run at a time per thread, a cancelled run does no more
+work once the cancellation has reached its task, and rollback leaves no trace. Each step is one
+atomic step of the in-memory runtime, as the harness observes them between steps of the event loop.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Any
 
 from models.langgraph import facts as lg_facts
 from models.langgraph import spec as lg_spec
+from models.langgraph.facts import canonical
 from models.langgraph.state import (
     ACTIVE,
     ALIVE,
@@ -65,8 +68,8 @@ class LangGraphModel(ModelBase):
 
     name = "langgraph"
     fair_actors = ("server", "dispatcher", "worker:*", "stream:*")
-    action_kinds = ("client.create", "client.respond", "server.cancel", "server.signal", "server.delete",
-                    "dispatcher.pick", "worker.checkpoint", "worker.fail", "worker.finish", "worker.cancelled",
+    action_kinds = ("client.create", "client.respond", "server.signal", "server.delete", "dispatcher.pick",
+                    "worker.notice", "worker.checkpoint", "worker.fail", "worker.finish", "worker.cancelled",
                     "worker.settle", "worker.stop", "stream.join", "stream.leave")
 
     def __init__(self, params: Mapping[str, Any] | None = None, bug: str | None = None) -> None:
@@ -97,22 +100,22 @@ class LangGraphModel(ModelBase):
 
     def _run_actions(self, s: S, j: int) -> list[Action]:
         out: list[Action] = []
-        if not s.responded[j] and s.status[j] != NONE and s.victims[j] is None and not self._cancelling(s, j):
+        if not s.responded[j] and s.status[j] != NONE and not self._cancelling(s, j):
             out.append(Action("client", "client.respond", (j,)))
-        if s.victims[j]:
-            out.append(Action("server", "server.cancel", (j,)))
         if s.to_signal[j]:
             out.append(Action("server", "server.signal", (j,)))
-        if s.to_delete[j] and not s.to_signal[j]:
+        if s.to_delete[j] and not s.to_signal[j] and (s.task[j] != ACTIVE or s.delivered[j]):
             out.append(Action("server", "server.delete", (j,)))
         worker = f"worker:{run_name(j)}"
+        if s.task[j] == ACTIVE and not s.delivered[j] and s.written[j] < self.last_checkpoint + 1:
+            out.append(Action(worker, "worker.checkpoint", (j,)))
         if self.can_progress(s, j):
-            if s.written[j] < self.last_checkpoint + 1:
-                out.append(Action(worker, "worker.checkpoint", (j,)))
-            else:
+            if s.written[j] == self.last_checkpoint + 1:
                 out.append(Action(worker, "worker.finish", (j,)))
             if self.node_errors and 1 <= s.written[j] <= self.last_checkpoint:
                 out.append(Action(worker, "worker.fail", (j,)))
+        if s.task[j] == ACTIVE and s.cancel[j] and not s.to_signal[j] and not s.delivered[j]:
+            out.append(Action(worker, "worker.notice", (j,)))
         if s.task[j] == ACTIVE and s.delivered[j]:
             out.append(Action(worker, "worker.cancelled", (j,)))
         if s.task[j] == CANCELLED:
@@ -120,14 +123,15 @@ class LangGraphModel(ModelBase):
         if s.task[j] == FINISHED:
             out.append(Action(worker, "worker.stop", (j,)))
         stream = f"stream:{run_name(j)}"
-        if self.joins and not s.was_joined[j] and s.status[j] in IN_FLIGHT and not s.cancel[j]:
+        if self.joins and not s.was_joined[j] and s.status[j] in (PENDING, RUNNING, INTERRUPTED):
             out.append(Action(stream, "stream.join", (j,)))
         if s.joined[j] and self._stream_over(s, j):
             out.append(Action(stream, "stream.leave", (j,)))
         return out
 
     def can_progress(self, s: S, j: int) -> bool:
-        """A task does work only while nobody has asked it to stop."""
+        """A task ends its run (success or error) only while nobody has asked it to stop; it writes
+        checkpoints until the control message reaches it (`worker.checkpoint`)."""
         return s.task[j] == ACTIVE and s.status[j] == RUNNING and not s.cancel[j]
 
     @staticmethod
@@ -156,12 +160,12 @@ class LangGraphModel(ModelBase):
             return self._create(s, *a.args)
         if kind == "client.respond":
             return self._respond(s, a.args[0])
-        if kind == "server.cancel":
-            return self._cancel(s, a.args[0])
         if kind == "server.signal":
             j = a.args[0]
-            delivered = s.delivered[j] or s.task[j] == ACTIVE
-            return with_(s, to_signal=set_at(s.to_signal, j, False), delivered=set_at(s.delivered, j, delivered)), []
+            return with_(s, to_signal=set_at(s.to_signal, j, False)), []
+        if kind == "worker.notice":
+            j = a.args[0]
+            return with_(s, delivered=set_at(s.delivered, j, True)), []
         if kind == "server.delete":
             j = a.args[0]
             t, events = self.delete(with_(s, to_delete=set_at(s.to_delete, j, False)), j)
@@ -211,11 +215,14 @@ class LangGraphModel(ModelBase):
         s = with_(s, strategy=set_at(s.strategy, k, strategy))
         if strategy == "reject" and self.reject_finds_in_flight(s):
             return with_(s, status=set_at(s.status, k, REJECTING)), []
-        cancels = strategy in ("interrupt", "rollback")
-        victims = tuple(j for j in range(k) if s.status[j] in IN_FLIGHT) if cancels else ()
-        t = with_(s, status=set_at(s.status, k, PENDING), victims=set_at(s.victims, k, victims or None))
-        events = [Event("client", "server", "run.created", {"run": run_name(k), "strategy": strategy})]
-        return self._thread(t, BUSY, t.thread_values, events)
+        t = with_(s, status=set_at(s.status, k, PENDING))
+        t, events = self._thread(t, BUSY, t.thread_values,
+                                 [Event("client", "server", "run.created", {"run": run_name(k), "strategy": strategy})])
+        if strategy in ("interrupt", "rollback"):
+            victims = tuple(j for j in range(k) if s.status[j] in IN_FLIGHT)
+            t, cancelled = self._cancel(t, victims, strategy)
+            events = canonical([*events, *cancelled])
+        return t, events
 
     def _respond(self, s: S, k: int) -> tuple[S, list[Event]]:
         t = with_(s, responded=set_at(s.responded, k, True))
@@ -224,16 +231,14 @@ class LangGraphModel(ModelBase):
             return t, [Event("server", "client", "run.rejected", {"run": run_name(k), "code": 409})]
         return t, [Event("server", "client", "run.response", {"run": run_name(k), "code": 200})]
 
-    def _cancel(self, s: S, k: int) -> tuple[S, list[Event]]:
-        """Runs.cancel: each victim still in flight gets the control message; a pending one, or one a
-        stream client watches, or any under interrupt, is marked interrupted at once; under rollback
-        the others are deleted (after the message, in the gathered coroutines)."""
-        action = s.strategy[k]
-        t = with_(s, victims=set_at(s.victims, k, None))
+    def _cancel(self, s: S, victims: tuple[int, ...], action: str) -> tuple[S, list[Event]]:
+        """Runs.cancel, its part before the gathered coroutines (in the same step as the creation):
+        each victim gets a control message to send; under interrupt, or when a stream client watches
+        a running victim, it is marked interrupted at once; under rollback the others are deleted
+        (after the message, in the gathered coroutines)."""
+        t = s
         events: list[Event] = []
-        for v in s.victims[k] or ():
-            if t.status[v] not in IN_FLIGHT:
-                continue
+        for v in victims:
             pending = t.status[v] == PENDING
             t = with_(t, cancel=set_at(t.cancel, v, action), to_signal=set_at(t.to_signal, v, not pending))
             if action == "interrupt" or (t.joined[v] and not pending):

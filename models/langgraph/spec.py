@@ -27,7 +27,8 @@ PARAMS = (
 
 BUGS = (
     Bug("dispatch-by-status", "the dispatcher starts a pending run as soon as no record says running, while a "
-        "cancelled run's task still runs its clean-up", "one-active-turn", {"strategy": "interrupt"}),
+        "cancelled run's task still runs its clean-up", "one-active-turn",
+        {"strategy": "interrupt", "stream_clients": False, "node_errors": False}),
     Bug("newest-pending-first", "the dispatcher picks the newest pending run", "ordered-history",
         {"runs": 3, "strategy": "enqueue", "stream_clients": False, "node_errors": False}),
     Bug("drop-cancelled-pending", "an interrupt removes a pending run it cancels without a status", "no-lost-steers",

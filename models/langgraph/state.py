@@ -53,9 +53,8 @@ class ThreadState:
     `task[k]` its worker task, `written[k]` the checkpoints its task has written, `cancel[k]` the
     cancellation requested for it ("" none, else interrupt or rollback), `to_signal[k]` and
     `to_delete[k]` the control message and the deletion that request still has to carry out,
-    `delivered[k]` whether its task has received the control message, `victims[k]` the runs the
-    creation of run k still has to cancel (None once it has), `responded[k]` whether that creation has
-    answered, `joined[k]` whether a stream client is subscribed to it, `was_joined[k]` whether one
+    `delivered[k]` whether its task's listener has noticed the control message, `responded[k]` whether its
+    creation has answered, `joined[k]` whether a stream client is subscribed to it, `was_joined[k]` whether one
     ever was, `memory[k]` the name and values of the last checkpoint its task wrote (its tracker's,
     kept whatever is deleted since). `checkpoints` are the stored checkpoints in write order (the last
     is the thread's head); `thread_status`, `thread_values` the thread record; `last` the run whose
@@ -69,7 +68,6 @@ class ThreadState:
     to_signal: tuple[bool, ...]
     to_delete: tuple[bool, ...]
     delivered: tuple[bool, ...]
-    victims: tuple[tuple[int, ...] | None, ...]
     responded: tuple[bool, ...]
     joined: tuple[bool, ...]
     was_joined: tuple[bool, ...]
@@ -100,7 +98,7 @@ def set_at(values: tuple, index: int, value: Any) -> tuple:
 def initial_state(runs: int) -> ThreadState:
     return ThreadState(status=(NONE,) * runs, strategy=("",) * runs, task=(NO_TASK,) * runs, written=(0,) * runs,
                        cancel=("",) * runs, to_signal=(False,) * runs, to_delete=(False,) * runs,
-                       delivered=(False,) * runs, victims=(None,) * runs, responded=(False,) * runs,
+                       delivered=(False,) * runs, responded=(False,) * runs,
                        joined=(False,) * runs, was_joined=(False,) * runs, memory=(None,) * runs, checkpoints=(),
                        thread_status=IDLE, thread_values=(), last=-1)
 
