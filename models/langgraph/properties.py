@@ -16,8 +16,8 @@ from models.langgraph.state import (
     IN_FLIGHT,
     INTERRUPTED,
     NO_TASK,
+    PENDING,
     REJECTING,
-    RUNNING,
     STOPPED,
     THREAD_ERROR,
     ThreadState,
@@ -88,9 +88,9 @@ def properties(config: Mapping[str, Any]) -> Sequence[Property]:
     if config["runs"] < 2:
         return props
     strategy = config["strategy"]
-    props.append(Sometimes("created-while-running", state=lambda s: RUNNING in s.status and s.created > 1
-                  and s.status[s.created - 1] not in (RUNNING,),
-                  doc="a run is created while another runs"))
+    props.append(Sometimes("created-while-running", state=lambda s: s.created > 1 and s.status[s.created - 1] in (
+        PENDING, REJECTING) and any(t in ALIVE for t in s.task[:s.created - 1]),
+                  doc="a run is created while another run's task runs"))
     if strategy in ("any", "rollback"):
         props.append(Sometimes("running-run-rolled-back", state=lambda s: any(
             c == "rollback" and s.task[j] != NO_TASK for j, c in enumerate(s.cancel)),

@@ -50,7 +50,8 @@ class Group:
     scenarios: list[str] = field(default_factory=list)
     properties: set[str] = field(default_factory=set)
     example: Any = None
-    findings: list[Any] = field(default_factory=list)
+    findings: list[Any] = field(default_factory=list)  # the example's findings this cause explains
+    judged: list[Any] = field(default_factory=list)  # all of the example's findings
 
 
 def main(argv: Sequence[str]) -> int:
@@ -80,7 +81,7 @@ def main(argv: Sequence[str]) -> int:
             group.scenarios.append(rec.scenario.name)
             group.properties |= {f.property for f in found}
             if group.example is None or len(rec.events) < len(group.example.events):
-                group.example, group.findings = rec, found
+                group.example, group.findings, group.judged = rec, found, findings
 
     plan = iter(named) if named else scenarios(args.plan, solo_length)
     interrupted = False
@@ -201,7 +202,7 @@ def write_report(folder: Path, doc: dict[str, Any], groups: dict[str, Group]) ->
             (folder / "repro").mkdir(exist_ok=True)
             shutil.copy(cause.repro, folder / "repro" / cause.script)
         group = groups[c["cause"]]
-        divergence = next((f for f in group.findings if f.explained), None)
+        divergence = next((f for f in group.judged if f.explained), None)
         if divergence is not None:  # the model's path up to where the server left it: replay and diagram read it
             params = SPEC.resolve(model_params(group.example))
             trace = make_trace(SPEC.name, params, None, 0, divergence.explained, end="divergence")
