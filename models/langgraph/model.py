@@ -25,7 +25,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from models.langgraph import facts as lg_facts
-from models.langgraph import spec as lg_spec
 from models.langgraph.facts import canonical
 from models.langgraph.state import (
     ACTIVE,
@@ -55,6 +54,7 @@ from models.langgraph.state import (
     item,
     run_name,
     set_at,
+    strategies,
     with_,
 )
 from sim.core.facts import Fact
@@ -72,13 +72,15 @@ class LangGraphModel(ModelBase):
                     "worker.notice", "worker.checkpoint", "worker.fail", "worker.finish", "worker.cancelled",
                     "worker.settle", "worker.stop", "stream.join", "stream.leave")
 
-    def __init__(self, params: Mapping[str, Any] | None = None, bug: str | None = None) -> None:
+    def __init__(self, params: Mapping[str, Any] | None = None, bug: str | None = None,
+                 timing: Mapping[str, Any] | None = None) -> None:
         super().__init__(params, bug)
+        self.timing = timing
         p = self.params
         self.n: int = p["runs"]
         self.nodes: int = p["nodes"]
         self.last_checkpoint = self.nodes + 1  # input, input applied, one per node
-        self.strategies = lg_spec.strategies(p["strategy"])
+        self.strategies = strategies(p["strategy"])
         self.joins: bool = p["stream_clients"]
         self.node_errors: bool = p["node_errors"]
         self.interrupted_status: str = p["interrupted_thread_status"]
@@ -328,7 +330,8 @@ class LangGraphModel(ModelBase):
         return properties({**self.params, "bug": self.bug})
 
     def default_timing(self) -> Mapping[str, Any]:
-        return lg_spec.DEFAULT_TIMING
+        """The spec's profile (`models.langgraph.spec.DEFAULT_TIMING`), which its factory hands over."""
+        return self.timing if self.timing is not None else super().default_timing()
 
     def render_state(self, s: S) -> Mapping[str, Any]:
         return {

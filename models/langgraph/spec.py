@@ -6,10 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from models.langgraph.state import STRATEGIES
+from models.langgraph.model import LangGraphModel
+from models.langgraph.state import ANY, STRATEGIES
 from sim.core.registry import Bug, ModelSpec, Param
-
-ANY = "any"
 
 PARAMS = (
     Param("runs", 2, "runs the client creates on the thread, one after another (each may meet the ones in flight)",
@@ -54,15 +53,8 @@ DEFAULT_TIMING: Mapping[str, Any] = {
 }
 
 
-def strategies(choice: str) -> tuple[str, ...]:
-    """The strategies a creation may use under the `strategy` parameter."""
-    return STRATEGIES if choice == ANY else (choice,)
-
-
-def _factory(params: Mapping[str, Any], bug: str | None) -> Any:
-    from models.langgraph.model import LangGraphModel
-
-    return LangGraphModel(params, bug)
+def _factory(params: Mapping[str, Any], bug: str | None) -> LangGraphModel:
+    return LangGraphModel(params, bug, DEFAULT_TIMING)
 
 
 SPEC = ModelSpec(

@@ -14,6 +14,7 @@ from typing import Any
 
 THREAD = "t"
 STRATEGIES = ("reject", "enqueue", "interrupt", "rollback")
+ANY = "any"  # the `strategy` parameter's value under which each creation picks one of the four
 
 # record status ("" before the run is created); DELETED: the record is gone; REJECTED: 409, never stored
 NONE, PENDING, RUNNING, SUCCESS, ERROR, INTERRUPTED = "", "pending", "running", "success", "error", "interrupted"
@@ -109,3 +110,8 @@ def interrupted_thread_status(s: ThreadState, j: int, last_checkpoint: int, read
     interrupted before its first checkpoint leaves the thread idle."""
     has_next = 0 < s.written[j] <= last_checkpoint
     return THREAD_INTERRUPTED if has_next and reading == "interrupted" else IDLE
+
+
+def strategies(choice: str) -> tuple[str, ...]:
+    """The strategies a creation may use under the `strategy` parameter."""
+    return STRATEGIES if choice == ANY else (choice,)
