@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Callable, Sequence
+import os
+import tempfile
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,15 +54,21 @@ class Session:
         server.ops.datetime = server.virtual_clock(self.loop)
         self.dispatcher = server.Dispatcher(self._started, self._ended)
 
-    def run(self, scenarios: Sequence[Scenario], each: Callable[[Recording], None]) -> None:
-        """Run `scenarios` in order, handing each recording to `each` as it ends."""
+    def run(self, scenarios: Iterable[Scenario], each: Callable[[Recording], None]) -> None:
+        """Run `scenarios` in order, handing each recording to `each` as it ends. The runtime keeps its
+        files in `.langgraph_api/` of the current folder (it loads them at start and writes them at the
+        end), so the session runs in a folder of its own, removed afterwards."""
         asyncio.set_event_loop(self.loop)
-        try:
-            self.loop.run_until_complete(self._main(scenarios, each))
-        finally:
-            asyncio.set_event_loop(None)
+        here = os.getcwd()
+        with tempfile.TemporaryDirectory(prefix="steersim-langgraph-") as private:
+            os.chdir(private)
+            try:
+                self.loop.run_until_complete(self._main(scenarios, each))
+            finally:
+                os.chdir(here)
+                asyncio.set_event_loop(None)
 
-    async def _main(self, scenarios: Sequence[Scenario], each: Callable[[Recording], None]) -> None:
+    async def _main(self, scenarios: Iterable[Scenario], each: Callable[[Recording], None]) -> None:
         app = server.app
         async with app.router.lifespan_context(app):
             dispatching = asyncio.create_task(self.dispatcher.run(), name="dispatcher")

@@ -13,6 +13,7 @@ import json
 import operator
 import os
 import sys
+import tempfile
 import time
 from typing import Annotated, TypedDict
 
@@ -84,6 +85,7 @@ if __name__ == "__main__":
         "LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGGRAPH_NO_VERSION_CHECK": "true", "LANGSMITH_TRACING": "false",
         "LOG_LEVEL": "CRITICAL", "N_JOBS_PER_WORKER": "10",  # the server's own background queue, as deployed
     })
+    os.chdir(tempfile.mkdtemp(prefix="langgraph-repro-"))  # the runtime keeps its files in ./.langgraph_api
     try:
         code = asyncio.run(main())
     except Exception as failure:  # a run that could not be driven reproduces nothing: not exit 1
