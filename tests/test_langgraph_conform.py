@@ -1,6 +1,6 @@
 """`steersim conform langgraph` against the real langgraph-api server: runs without double texting are
-clean, the fast plan finds each known root cause and nothing it cannot explain, the standalone
-reproductions reproduce, and bad usage is one line with exit 2."""
+clean, a scenario is one reproducible run, the fast plan finds each known root cause and nothing it
+cannot explain, the standalone reproductions reproduce, and bad usage is one line with exit 2."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ pytest.importorskip("langgraph_api", reason="the langgraph extra is not installe
 
 from models.langgraph.harness import conform
 from models.langgraph.harness.causes import CAUSES, UNEXPLAINED
+from models.langgraph.harness.runner import Session
+from sim.cli import main as cli
 from sim.errors import EXIT_USAGE, EXIT_VIOLATION
 
 
@@ -30,6 +32,15 @@ def test_runs_that_meet_no_run_in_flight_are_clean(tmp_path):
     assert code == 0
 
 
+def test_a_scenario_records_the_same_events_whatever_ran_before_it():
+    """Virtual time, the harness's dispatcher and FIFO scheduling make a scenario one reproducible run."""
+    named = [conform.parse_scenario(n) for n in ("enqueue@0+join,rollback@7+join,cleanup", "enqueue@0,interrupt@0")]
+    first, second = [], []
+    Session().run(named, lambda rec: first.append([(o.event.name, o.event.data) for o in rec.observations]))
+    Session().run(named[::-1], lambda rec: second.append([(o.event.name, o.event.data) for o in rec.observations]))
+    assert first == second[::-1] and all(first)
+
+
 def test_the_fast_plan_finds_each_root_cause_and_nothing_unexplained(tmp_path):
     code, doc = run_conform(tmp_path, "--plan", "fast", "--report", str(tmp_path / "report"))
     assert code == EXIT_VIOLATION
@@ -43,7 +54,10 @@ def test_the_fast_plan_finds_each_root_cause_and_nothing_unexplained(tmp_path):
     assert (report / "summary.md").is_file()
     for cause in CAUSES:
         assert (report / "repro" / cause.script).is_file()
-        assert (report / f"{cause.name}.trace.jsonl").is_file()  # the model's path to the divergence
+        trace = report / f"{cause.name}.trace.jsonl"  # the model's path to where the server left it
+        assert cli(["replay", str(trace)]) == 0
+    assert cli(["diagram", str(trace), "-o", str(tmp_path / "runs.svg")]) == 0
+    assert "<svg" in (tmp_path / "runs.svg").read_text()[:500]
 
 
 def test_each_reproduction_reproduces_against_the_real_server(tmp_path):
@@ -56,11 +70,7 @@ def test_each_reproduction_reproduces_against_the_real_server(tmp_path):
 
 
 def test_a_scenario_that_is_not_one_is_refused_in_one_line(capsys):
-    with pytest.raises(SystemExit) as exit_info:
-        from sim.cli import main
-
-        sys.exit(main(["conform", "langgraph", "--scenario", "enqueue@soon"]))
-    assert exit_info.value.code == EXIT_USAGE
+    assert cli(["conform", "langgraph", "--scenario", "enqueue@soon"]) == EXIT_USAGE
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "STRATEGY@EVENTS" in err[0]
 
