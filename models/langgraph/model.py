@@ -205,8 +205,9 @@ class LangGraphModel(ModelBase):
                 Event("server", "client", "stream.left", {"run": run_name(j)})]
         raise ValueError(f"langgraph model has no action kind {kind!r}")
 
-    def in_flight(self, s: S, exclude: int = -1) -> bool:
-        return any(st in IN_FLIGHT for j, st in enumerate(s.status) if j != exclude)
+    @staticmethod
+    def in_flight(s: S) -> bool:
+        return any(st in IN_FLIGHT for st in s.status)
 
     def reject_finds_in_flight(self, s: S) -> bool:
         """What the reject strategy's check sees: a run pending or running on the thread."""

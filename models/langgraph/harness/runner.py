@@ -52,7 +52,7 @@ class Session:
         self.recorder: Recorder | None = None
         self.loop.after_step.append(self._observe)
         server.ops.datetime = server.virtual_clock(self.loop)
-        self.dispatcher = server.Dispatcher(self._started, self._ended)
+        self.dispatcher = server.Dispatcher(self._ended)
 
     def run(self, scenarios: Iterable[Scenario], each: Callable[[Recording], None]) -> None:
         """Run `scenarios` in order, handing each recording to `each` as it ends. The runtime keeps its
@@ -82,9 +82,6 @@ class Session:
     def _observe(self) -> None:
         if self.recorder is not None:
             self.recorder.observe()
-
-    def _started(self, run: dict) -> None:
-        pass
 
     def _ended(self, run: dict, task: asyncio.Task) -> None:
         if self.recorder is not None:

@@ -39,7 +39,6 @@ ENVIRONMENT = {
     "LOG_LEVEL": "CRITICAL",
 }
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
-IDLE_POLL = 0.5  # the queue's sleep when its last poll found nothing (Runs.next(wait=True))
 
 os.environ.update(ENVIRONMENT)
 try:
@@ -95,11 +94,10 @@ def virtual_clock(loop: asyncio.AbstractEventLoop) -> type[datetime]:
 
 class Dispatcher:
     """The background queue's loop: poll for pending runs (`Runs.next`), start each in a worker task;
-    sleep `IDLE_POLL` before a poll when the last one found nothing. `on_start(run)` and
-    `on_end(run, task)` tell the recorder."""
+    a poll after one that found nothing waits first (`Runs.next(wait=True)` sleeps 0.5 s), as the
+    queue's does. `on_end(run, task)` tells the recorder that a worker task has stopped."""
 
-    def __init__(self, on_start: Callable[[dict], None], on_end: Callable[[dict, asyncio.Task], None]) -> None:
-        self.on_start = on_start
+    def __init__(self, on_end: Callable[[dict, asyncio.Task], None]) -> None:
         self.on_end = on_end
         self.tasks: set[asyncio.Task] = set()
 
@@ -110,7 +108,6 @@ class Dispatcher:
             picked = False
             async for run, attempt in ops.Runs.next(wait=not found, limit=1):
                 picked = True
-                self.on_start(run)
                 task = loop.create_task(worker.worker(run, attempt, loop), name=f"run-{run['run_id']}")
                 self.tasks.add(task)
                 task.add_done_callback(lambda t, run=run: self._ended(run, t))
