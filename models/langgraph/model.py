@@ -138,8 +138,8 @@ class LangGraphModel(ModelBase):
 
     @staticmethod
     def _cancelling(s: S, j: int) -> bool:
-        """A creation answers after its cancellations have been carried out (they are gathered)."""
-        return any(s.to_signal[v] or s.to_delete[v] for v in range(j))
+        """A creation answers after its own cancellations have been carried out (they are gathered)."""
+        return any(s.canceller[v] == j and (s.to_signal[v] or s.to_delete[v]) for v in range(j))
 
     @staticmethod
     def _stream_over(s: S, j: int) -> bool:
@@ -223,7 +223,7 @@ class LangGraphModel(ModelBase):
                                  [Event("client", "server", "run.created", {"run": run_name(k), "strategy": strategy})])
         if strategy in ("interrupt", "rollback"):
             victims = tuple(j for j in range(k) if s.status[j] in IN_FLIGHT)
-            t, cancelled = self._cancel(t, victims, strategy)
+            t, cancelled = self._cancel(t, k, victims, strategy)
             events = canonical([*events, *cancelled])
         return t, events
 
@@ -234,7 +234,7 @@ class LangGraphModel(ModelBase):
             return t, [Event("server", "client", "run.rejected", {"run": run_name(k), "code": 409})]
         return t, [Event("server", "client", "run.response", {"run": run_name(k), "code": 200})]
 
-    def _cancel(self, s: S, victims: tuple[int, ...], action: str) -> tuple[S, list[Event]]:
+    def _cancel(self, s: S, k: int, victims: tuple[int, ...], action: str) -> tuple[S, list[Event]]:
         """Runs.cancel, its part before the gathered coroutines (in the same step as the creation):
         each victim gets a control message to send; under interrupt, or when a stream client watches
         a running victim, it is marked interrupted at once; under rollback the others are deleted
@@ -243,7 +243,8 @@ class LangGraphModel(ModelBase):
         events: list[Event] = []
         for v in victims:
             pending = t.status[v] == PENDING
-            t = with_(t, cancel=set_at(t.cancel, v, action), to_signal=set_at(t.to_signal, v, not pending))
+            t = with_(t, cancel=set_at(t.cancel, v, action), canceller=set_at(t.canceller, v, k),
+                      to_signal=set_at(t.to_signal, v, not pending))
             if action == "interrupt" or (t.joined[v] and not pending):
                 if pending and self.bug == "drop-cancelled-pending":
                     t = with_(t, status=set_at(t.status, v, DELETED))

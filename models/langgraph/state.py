@@ -52,7 +52,8 @@ class Checkpoint:
 class ThreadState:
     """`status[k]` is run k's record status, `strategy[k]` the multitask strategy it was created with,
     `task[k]` its worker task, `written[k]` the checkpoints its task has written, `cancel[k]` the
-    cancellation requested for it ("" none, else interrupt or rollback), `to_signal[k]` and
+    cancellation requested for it ("" none, else interrupt or rollback) and `canceller[k]` the run whose
+    creation requested it (-1: none), `to_signal[k]` and
     `to_delete[k]` the control message and the deletion that request still has to carry out,
     `delivered[k]` whether its task's listener has noticed the control message, `responded[k]` whether its
     creation has answered, `joined[k]` whether a stream client is subscribed to it, `was_joined[k]` whether one
@@ -66,6 +67,7 @@ class ThreadState:
     task: tuple[str, ...]
     written: tuple[int, ...]
     cancel: tuple[str, ...]
+    canceller: tuple[int, ...]
     to_signal: tuple[bool, ...]
     to_delete: tuple[bool, ...]
     delivered: tuple[bool, ...]
@@ -98,8 +100,8 @@ def set_at(values: tuple, index: int, value: Any) -> tuple:
 
 def initial_state(runs: int) -> ThreadState:
     return ThreadState(status=(NONE,) * runs, strategy=("",) * runs, task=(NO_TASK,) * runs, written=(0,) * runs,
-                       cancel=("",) * runs, to_signal=(False,) * runs, to_delete=(False,) * runs,
-                       delivered=(False,) * runs, responded=(False,) * runs,
+                       cancel=("",) * runs, canceller=(-1,) * runs, to_signal=(False,) * runs,
+                       to_delete=(False,) * runs, delivered=(False,) * runs, responded=(False,) * runs,
                        joined=(False,) * runs, was_joined=(False,) * runs, memory=(None,) * runs, checkpoints=(),
                        thread_status=IDLE, thread_values=(), last=-1)
 

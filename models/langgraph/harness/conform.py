@@ -164,6 +164,7 @@ def document(groups: dict[str, Group], counts: dict[str, int], packages: dict[st
             "scenarios": len(g.scenarios),
             "properties": sorted(g.properties),
             "example": g.example.scenario.name,
+            "every_scenario": g.scenarios,
             "example_findings": [f"{f.property}: {f.summary}" for f in g.findings],
         })
     return {"target": packages, "plan": plan, "status": "interrupted" if interrupted else "complete",
