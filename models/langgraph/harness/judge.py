@@ -147,6 +147,6 @@ def divergence_findings(model: Any, rec: Recording) -> list[Finding]:
         return []
     d = validation.divergence
     offered = sorted({f"{e.name} {dict(e.data)}" for e in d.expected})
-    return [Finding("model", "divergence",
+    return [Finding("trace-validation", "divergence",
                     f"{d.observed.name} {dict(d.observed.data)} is not what the documented behaviour does "
                     f"there (observation {d.position})", d.position, {"offered": offered}, validation.path)]
