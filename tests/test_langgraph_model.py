@@ -51,5 +51,7 @@ def test_a_run_is_a_steer_and_a_turn():
     assert [f.name for f in ended] == ["turn.ended", "steer.failed"]
     kept = facts(Event("worker", "client", "task.ended", {"run": "r1", "kept": True}))
     assert kept[1].name == "steer.applied"
-    never_started = facts(Event("server", "store", "run.deleted", {"run": "r2", "started": False}))
+    never_started = facts(Event("server", "store", "run.deleted", {"run": "r2", "started": False, "settled": False}))
     assert [f.name for f in never_started] == ["steer.failed"]
+    marked_first = facts(Event("server", "store", "run.deleted", {"run": "r2", "started": False, "settled": True}))
+    assert marked_first == ()

@@ -3,7 +3,8 @@
 A run is a steer of the thread and a turn: its creation is submitted and then accepted (stored) or
 rejected (409); its task's start and stop are the turn's; its input is applied when its task stops
 with its input still in a stored checkpoint, and failed when it does not (rolled back, or cancelled
-before its input was written), or when a run cancelled while pending is marked or deleted.
+before its input was written), or when a run cancelled while pending is first marked interrupted or
+deleted.
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ def facts(event: Event) -> Sequence[Fact]:
         if d["status"] == INTERRUPTED and not d["started"]:
             return (F.steer_failed(d["run"], "interrupted"),)
         return ()
-    if name == "run.deleted":
-        return () if d["started"] else (F.steer_failed(d["run"], "rolled-back"),)
+    if name == "run.deleted":  # a run marked interrupted while pending has failed already
+        return () if d["started"] or d["settled"] else (F.steer_failed(d["run"], "rolled-back"),)
     if name == "checkpoint":
         return (F.history_appended(THREAD, d["adds"]),) if d["adds"] == d["run"] else ()
     if name == "task.ended":

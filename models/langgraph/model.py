@@ -11,8 +11,8 @@ The task then stops at its next await, its clean-up may take more steps, and it 
 final status into the run and thread records. A dispatcher picks the oldest pending run, one run at a
 time per thread. A run's task writes the input checkpoint (the values it starts from), the
 checkpoint that applies its input, and one checkpoint per node; a node may raise (the run ends in
-error). A stream client may join a run whose record is there (a cancelled one too: its stream ends
-at once) and leaves when its stream ends.
+error). A stream client may join any run it was given (a cancelled or deleted one too: its stream
+ends at once) and leaves when its stream ends.
 
 The model is the documented contract: one run at a time per thread, a cancelled run does no more
 work once the cancellation has reached its task, and rollback leaves no trace. Each step is one
@@ -125,7 +125,7 @@ class LangGraphModel(ModelBase):
         if s.task[j] == FINISHED:
             out.append(Action(worker, "worker.stop", (j,)))
         stream = f"stream:{run_name(j)}"
-        if self.joins and not s.was_joined[j] and s.status[j] in (PENDING, RUNNING, INTERRUPTED):
+        if self.joins and not s.was_joined[j] and s.status[j] not in (NONE, REJECTING, REJECTED):
             out.append(Action(stream, "stream.join", (j,)))
         if s.joined[j] and self._stream_over(s, j):
             out.append(Action(stream, "stream.leave", (j,)))
@@ -266,8 +266,8 @@ class LangGraphModel(ModelBase):
         if self.bug != "rollback-keeps-checkpoints" and any(c.owner == j for c in s.checkpoints):
             s = with_(s, checkpoints=tuple(c for c in s.checkpoints if c.owner != j))
             events.append(Event("server", "store", "checkpoints.deleted", {"run": run_name(j)}))
-        events.append(Event("server", "store", "run.deleted",
-                            {"run": run_name(j), "started": s.task[j] != NO_TASK}))
+        events.append(Event("server", "store", "run.deleted", {"run": run_name(j), "started": s.task[j] != NO_TASK,
+                                                               "settled": s.status[j] == INTERRUPTED}))
         return with_(s, status=set_at(s.status, j, DELETED)), events
 
     def checkpoint_name(self, j: int, n: int) -> str:

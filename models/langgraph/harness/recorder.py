@@ -145,7 +145,8 @@ class Recorder:
                 yield Event("server", "client", "run.status",
                             {"run": run, "status": status, "started": run in self.started})
         for run in sorted(set(a.runs) - set(b.runs), key=_order):
-            yield Event("server", "store", "run.deleted", {"run": run, "started": run in self.started})
+            yield Event("server", "store", "run.deleted", {"run": run, "started": run in self.started,
+                                                           "settled": a.runs[run] == "interrupted"})
         if b.thread is not None and a.thread is not None and b.thread != a.thread:
             yield Event("server", "client", "thread", {"status": b.thread[0], "values": b.thread[1]})
         for run in sorted(b.joined - a.joined, key=_order):
