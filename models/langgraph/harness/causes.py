@@ -78,7 +78,8 @@ def evidence(rec: Recording) -> dict[str, int]:
     out: dict[str, int] = {}
     alive: set[str] = set()
     status: dict[str, str] = {}
-    victims: set[str] = set()
+    victims: set[str] = set()  # pending runs a rollback cancelled while a stream client watched them
+    joined: set[str] = set()
 
     def seen(cause: Cause, position: int) -> None:
         out.setdefault(cause.name, position)
@@ -88,8 +89,12 @@ def evidence(rec: Recording) -> dict[str, int]:
         d = event.data
         if event.name == "run.created":
             if d["strategy"] == "rollback":
-                victims |= {r for r, st in status.items() if st in ("pending", "running")}
+                victims |= {r for r, st in status.items() if st == "pending" and r in joined}
             status[d["run"]] = "pending"
+        elif event.name == "stream.joined":
+            joined.add(d["run"])
+        elif event.name == "stream.left":
+            joined.discard(d["run"])
         elif event.name == "run.status":
             status[d["run"]] = d["status"]
             if d["status"] == "running":
