@@ -64,7 +64,8 @@ CAUSES = (
     Cause("cancel-of-pending-run-idles-thread",
           "cancelling a pending run marks the thread idle while another run is pending",
           "Runs.cancel sets the thread `idle` for every pending run it cancels, whatever else is in flight on the "
-          "thread; the new run is pending, and the thread says idle until a task writes its status",
+          "thread; the new run is pending, and the thread says idle, also once that run runs (Runs.next does not "
+          "set it busy), until a task writes its final status",
           True, f"'idle ... means that all runs executed on the thread have finished running' ({STATUS_DOCS}); "
           "the SDK's ThreadStatus says only 'not currently processing any task', which a pending run arguably is not",
           "idle_while_pending.py"),
