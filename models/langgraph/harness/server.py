@@ -15,6 +15,7 @@ import asyncio
 import json
 import logging
 import os
+import tempfile
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from importlib.metadata import PackageNotFoundError, version
@@ -41,16 +42,21 @@ ENVIRONMENT = {
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 
 os.environ.update(ENVIRONMENT)
-try:
-    import httpx
-    from langgraph_api import worker
-    from langgraph_api.server import app
-    from langgraph_runtime_inmem import database, ops
-    from langgraph_runtime_inmem.checkpoint import Checkpointer
-    from langgraph_runtime_inmem.inmem_stream import get_stream_manager
-except ImportError as missing:  # the extra is optional
-    raise UsageError(f"the LangGraph packages are not installed ({missing}); "
-                     "run pip install -e '.[langgraph]' -c constraints/test.txt") from None
+_here = os.getcwd()
+with tempfile.TemporaryDirectory(prefix="steersim-langgraph-") as _scratch:
+    os.chdir(_scratch)  # importing the runtime makes its `.langgraph_api/` folder in the current one
+    try:
+        import httpx
+        from langgraph_api import worker
+        from langgraph_api.server import app
+        from langgraph_runtime_inmem import database, ops
+        from langgraph_runtime_inmem.checkpoint import Checkpointer
+        from langgraph_runtime_inmem.inmem_stream import get_stream_manager
+    except ImportError as missing:  # the extra is optional
+        raise UsageError(f"the LangGraph packages are not installed ({missing}); "
+                         "run pip install -e '.[langgraph]' -c constraints/test.txt") from None
+    finally:
+        os.chdir(_here)
 logging.getLogger().setLevel(logging.CRITICAL)
 
 __all__ = ["EPOCH", "Checkpointer", "Dispatcher", "InlineExecutorLoop", "app", "database", "get_stream_manager",
