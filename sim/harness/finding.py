@@ -27,6 +27,7 @@ KINDS: dict[str, str] = {
     "by-design": "a check flags documented behaviour: listed, but it does not fail the run",
     "stalled": "the run stopped short (a bounded wait ran out) where the model says it goes on",
     "schema": "a message the implementation's own protocol schema refuses",
+    "record": "the implementation's own records (runs, threads, checkpoints) contradict what it promises of them",
 }
 """Every kind a finding may have, with its meaning. A harness that attributes its findings to causes
 (OpenClaw's catalogue) turns `monitor` into `defect`, `violation` or `by-design`."""

@@ -1,0 +1,85 @@
+"""`steersim conform langgraph` against the real langgraph-api server: runs without double texting are
+clean, a scenario is one reproducible run, the fast plan finds each known root cause and nothing it
+cannot explain, the standalone reproductions reproduce, and bad usage is one line with exit 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("langgraph_api", reason="the langgraph extra is not installed")
+
+from models.langgraph.harness import conform
+from models.langgraph.harness.causes import CAUSES, UNEXPLAINED
+from models.langgraph.harness.runner import Session
+from sim.cli import main as cli
+from sim.errors import EXIT_USAGE, EXIT_VIOLATION
+
+
+def run_conform(tmp_path, *args):
+    out = tmp_path / "findings.json"
+    code = conform.main([*args, "--json", str(out), "--quiet"])
+    return code, json.loads(out.read_text())
+
+
+def test_runs_that_meet_no_run_in_flight_are_clean(tmp_path):
+    code, doc = run_conform(tmp_path, "--scenario", "enqueue@0", "--scenario", "enqueue@0+join,enqueue@11+join",
+                            "--scenario", "enqueue@0,reject@11", "--scenario", "enqueue@0,enqueue@4,cleanup")
+    assert doc["scenarios"] == doc["clean"] == 4, doc["causes"]
+    assert code == 0
+
+
+def test_a_scenario_records_the_same_events_whatever_ran_before_it():
+    """Virtual time, the harness's dispatcher and FIFO scheduling make a scenario one reproducible run."""
+    named = [conform.parse_scenario(n) for n in ("enqueue@0+join,rollback@7+join,cleanup", "enqueue@0,interrupt@0")]
+    first, second = [], []
+    Session().run(named, lambda rec: first.append([(o.event.name, o.event.data) for o in rec.observations]))
+    Session().run(named[::-1], lambda rec: second.append([(o.event.name, o.event.data) for o in rec.observations]))
+    assert first == second[::-1] and all(first)
+
+
+def test_the_fast_plan_finds_each_root_cause_and_nothing_unexplained(tmp_path):
+    code, doc = run_conform(tmp_path, "--plan", "fast", "--report", str(tmp_path / "report"))
+    assert code == EXIT_VIOLATION
+    found = {c["cause"]: c for c in doc["causes"]}
+    assert set(found) == {cause.name for cause in CAUSES}, sorted(found)
+    assert UNEXPLAINED not in found
+    assert "one-active-turn" in found["next-run-starts-before-cancelled-task-stops"]["properties"]
+    assert "rollback-leaves-no-trace" in found["rollback-orphans-checkpoints"]["properties"]
+    assert "thread-busy-while-in-flight" in found["cancel-of-pending-run-idles-thread"]["properties"]
+    report = tmp_path / "report"
+    assert (report / "summary.md").is_file()
+    for cause in CAUSES:
+        assert (report / "repro" / cause.script).is_file()
+        trace = report / f"{cause.name}.trace.jsonl"  # the model's path to where the server left it
+        assert cli(["replay", str(trace)]) == 0
+    assert cli(["diagram", str(trace), "-o", str(tmp_path / "runs.svg")]) == 0
+    assert "<svg" in (tmp_path / "runs.svg").read_text()[:500]
+
+
+def test_each_reproduction_reproduces_against_the_real_server(tmp_path):
+    """Each script runs on its own, with the real server's own queue and wall-clock time, and exits 1."""
+    for cause in CAUSES:
+        done = subprocess.run([sys.executable, str(cause.repro)], cwd=tmp_path, capture_output=True, text=True,
+                              timeout=300)
+        assert done.returncode == 1, f"{cause.script}: {done.stdout[-2000:]}{done.stderr[-2000:]}"
+        assert "reproduced:" in done.stdout
+
+
+def test_a_scenario_that_is_not_one_is_refused_in_one_line(capsys):
+    assert cli(["conform", "langgraph", "--scenario", "enqueue@soon"]) == EXIT_USAGE
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "STRATEGY@EVENTS" in err[0]
+
+
+@pytest.mark.slow
+def test_the_full_plan_finds_only_known_root_causes(tmp_path):
+    code, doc = run_conform(tmp_path, "--plan", "full")
+    assert code == EXIT_VIOLATION
+    assert doc["status"] == "complete" and doc["scenarios"] > 800
+    found = {c["cause"] for c in doc["causes"]}
+    assert UNEXPLAINED not in found, [c for c in doc["causes"] if c["cause"] == UNEXPLAINED]
+    assert found == {cause.name for cause in CAUSES}

@@ -1,0 +1,57 @@
+"""The LangGraph model: the default configuration holds, every bug variant is caught by the property
+named for it, and the facts say what the runs did."""
+
+from __future__ import annotations
+
+import checking
+import pytest
+
+from models.langgraph import SPEC
+from models.langgraph.facts import facts
+from sim import Product
+from sim.core.model import Event
+
+BUGS = {bug.name: bug for bug in SPEC.variants}
+
+
+def test_default_configuration_holds():
+    result = checking.assert_all_hold(SPEC, {})
+    names = {p.name for p in result.properties}
+    assert {"one-active-turn", "rollback-leaves-no-trace", "reject-409-iff-in-flight",
+            "thread-agrees-with-last-run", "running-run-rolled-back"} <= names
+
+
+@pytest.mark.parametrize("params", [
+    {"interrupted_thread_status": "idle", "stream_clients": False},
+    {"nodes": 2, "stream_clients": False, "node_errors": False},
+    *({"strategy": s, "runs": 3, "stream_clients": False, "node_errors": False}
+      for s in ("reject", "enqueue", "interrupt", "rollback")),
+])
+def test_variants_of_the_parameters_hold(params):
+    checking.assert_all_hold(SPEC, params)
+
+
+@pytest.mark.parametrize("bug", sorted(BUGS))
+def test_each_bug_is_caught_by_its_property(bug):
+    _, props = checking.verdicts(SPEC, dict(BUGS[bug].params), bug)
+    catcher = BUGS[bug].caught_by
+    assert props[catcher].status == "violated", f"{bug}: {catcher} is {props[catcher].status}"
+    assert props[catcher].counterexample is not None and props[catcher].counterexample.steps
+
+
+def test_every_catcher_is_a_property_of_the_model():
+    names = {info.name for info in Product(SPEC.build()).property_infos()}
+    assert {bug.caught_by for bug in SPEC.variants} <= names
+
+
+def test_a_run_is_a_steer_and_a_turn():
+    created = [f.name for f in facts(Event("client", "server", "run.created", {"run": "r1", "strategy": "enqueue"}))]
+    assert created == ["steer.submitted", "steer.accepted"]
+    ended = facts(Event("worker", "client", "task.ended", {"run": "r1", "kept": False}))
+    assert [f.name for f in ended] == ["turn.ended", "steer.failed"]
+    kept = facts(Event("worker", "client", "task.ended", {"run": "r1", "kept": True}))
+    assert kept[1].name == "steer.applied"
+    never_started = facts(Event("server", "store", "run.deleted", {"run": "r2", "started": False, "settled": False}))
+    assert [f.name for f in never_started] == ["steer.failed"]
+    marked_first = facts(Event("server", "store", "run.deleted", {"run": "r2", "started": False, "settled": True}))
+    assert marked_first == ()
