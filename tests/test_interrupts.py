@@ -189,11 +189,10 @@ def test_a_ctrl_c_during_deferred_cleanup_is_raised_after_it_completes(tmp_path)
 
     folder = tmp_path / "tmp"
     (folder / "a" / "b").mkdir(parents=True)
-    with pytest.raises(KeyboardInterrupt):
-        with interrupts_deferred():
-            os.kill(os.getpid(), signal.SIGINT)
-            shutil.rmtree(folder)
-            removed = not folder.exists()
+    with pytest.raises(KeyboardInterrupt), interrupts_deferred():
+        os.kill(os.getpid(), signal.SIGINT)
+        shutil.rmtree(folder)
+        removed = not folder.exists()
     assert removed
     with interrupts_deferred():  # nothing held: the block just runs
         pass
