@@ -184,3 +184,40 @@ def test_an_outward_import_is_named(tmp_path: Path) -> None:
     write_modules(tmp_path, {"sim.core.model": "def f():\n    import sim.report.page\n", "sim.report.page": ""})
     outward = outward_imports(import_graph(tmp_path, ("sim",)), module_files(tmp_path, ("sim",)))
     assert outward == ["sim.core.model (ring 0) imports sim.report.page (ring 3)"]
+
+
+MODEL_SHAPE = ("__init__.py", "spec.py", "state.py", "model.py", "facts.py", "properties.py")
+
+
+def model_packages(root: Path = ROOT) -> list[Path]:
+    return sorted(p for p in (root / "models").iterdir() if (p / "__init__.py").exists())
+
+
+def shape_problems(package: Path) -> list[str]:
+    """What keeps a model package from the common shape (README, "How it is built"): a missing role
+    file, or a `spec.py` that imports the model (it is data only, so that `model.py` may read it)."""
+    problems = [f"{package.name} has no {name}" for name in MODEL_SHAPE if not (package / name).exists()]
+    spec = package / "spec.py"
+    if spec.exists():
+        module = f"models.{package.name}.spec"
+        names = imported_names(ast.parse(spec.read_text()), module, is_package=False)
+        if any(name == f"models.{package.name}.model" or name.startswith(f"models.{package.name}.model.")
+               for name in names):
+            problems.append(f"{package.name}/spec.py imports the model")
+    return problems
+
+
+def test_every_model_package_has_the_common_shape() -> None:
+    packages = model_packages()
+    assert len(packages) >= 6
+    assert [problem for package in packages for problem in shape_problems(package)] == []
+
+
+def test_a_package_out_of_shape_is_named(tmp_path: Path) -> None:
+    package = tmp_path / "models" / "mine"
+    package.mkdir(parents=True)
+    for name in ("__init__.py", "state.py", "model.py"):
+        (package / name).write_text("")
+    (package / "spec.py").write_text("from models.mine.model import Mine\n")
+    assert shape_problems(package) == ["mine has no facts.py", "mine has no properties.py",
+                                       "mine/spec.py imports the model"]
