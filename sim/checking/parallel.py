@@ -28,6 +28,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from sim.checking.codes import Codes
 from sim.checking.explorer import CheckOptions, CheckResult, Explorer
 from sim.checking.liveness import NO_CLASS
 from sim.checking.memory import rss_mb
@@ -73,11 +74,8 @@ class PartitionedExplorer(Explorer):
         self.reference = None if dask is None else ModelReference.of(options.identity)
         self.edge_action = array("H")  # per liveness edge, the position of its action: lassos need no visited set
         self.pending_edges: tuple[np.ndarray, ...] | None = None  # a level's edges, until their targets are judged
-        self.kinds: list[str] = []
-        self.kind_codes: dict[str, int] = {}
-        self.actors: list[str] = []
-        self.actor_codes: dict[str, int] = {}
-        self.actor_class: list[int | None] = []
+        self.kinds, self.actors = Codes(), Codes()
+        self.actor_class: dict[int, int] = {}  # actor code -> its fairness class, once the actor is met
         self.worker_mb: list[float] = []
         self.failure: tuple[int, ModelError] | None = None
         self.packer = PackedStates()  # the initial states go to their owners as the workers send new ones
@@ -233,8 +231,8 @@ class PartitionedExplorer(Explorer):
         columns: dict[str, list[np.ndarray]] = {name: [] for name in Level._fields[:6]}
         findings, terminal, failures = [], [], []
         for w, reply in enumerate(replies):
-            kind_of = np.array([self._code(self.kinds, self.kind_codes, n) for n in reply["kind_names"]] or [0])
-            actor_of = np.array([self._actor_code(n) for n in reply["actor_names"]] or [0])
+            kind_of = np.array([self.kinds.code(n) for n in reply["kind_names"]] or [0])
+            actor_of = np.array([self.actors.code(n) for n in reply["actor_names"]] or [0])
             columns["keys"].append(reply["keys"])
             columns["fps"].append(reply["fps"])
             columns["worker"].append(np.full(len(reply["keys"]), w, dtype=np.int64))
@@ -312,11 +310,11 @@ class PartitionedExplorer(Explorer):
         actors = level.actors[:taken]
         codes, first = np.unique(actors, return_index=True)
         for code in codes[np.argsort(first)].tolist():
-            if self.actor_class[code] is None:
+            if code not in self.actor_class:
                 self.actor_class[code] = self._class_of(Action(self.actors[code], ""))
             if not self.track_graph:
                 return
-        classes = np.array([NO_CLASS if c is None else c for c in self.actor_class] or [NO_CLASS],
+        classes = np.array([self.actor_class.get(c, NO_CLASS) for c in range(len(self.actors))] or [NO_CLASS],
                            dtype=np.uint16)[actors]
         sources = level.sources[:taken]
         bits = np.where(classes == NO_CLASS, np.uint64(0), np.left_shift(np.uint64(1), classes.astype(np.uint64)))
@@ -380,20 +378,6 @@ class PartitionedExplorer(Explorer):
         return batches
 
     # ------------------------------------------------------------------ bookkeeping
-    @staticmethod
-    def _code(names: list[str], codes: dict[str, int], name: str) -> int:
-        code = codes.get(name)
-        if code is None:
-            code = codes[name] = len(names)
-            names.append(name)
-        return code
-
-    def _actor_code(self, actor: str) -> int:
-        code = self._code(self.actors, self.actor_codes, actor)
-        if code == len(self.actor_class):
-            self.actor_class.append(None)
-        return code
-
     def _edge_action(self, u: int, v: int) -> int:
         """The position of the first action from u to v: the first such edge, as edges are in search order."""
         src = np.frombuffer(self.edge_src, dtype=np.uint32)

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from sim.checking.codes import Codes
 from sim.checking.memory import private_mb
 from sim.checking.reduction import canonical
 from sim.checking.vector import SortedVisited
@@ -79,10 +80,7 @@ class Partition:
         self.packer = PackedStates()
         self.targets: list[PState | None] = []  # the last level's targets, one per fingerprint
         self.target_fps = array("Q")
-        self.kinds: list[str] = []
-        self.kind_codes: dict[str, int] = {}
-        self.actors: list[str] = []
-        self.actor_codes: dict[str, int] = {}
+        self.kinds, self.actors = Codes(), Codes()
         self.at = -1  # the state being judged or expanded: where a model error happened
 
     # ------------------------------------------------------------------ the three calls of a level
@@ -173,7 +171,7 @@ class Partition:
         terminal = array("q")
         deadline = None if budget.seconds is None else time.monotonic() + budget.seconds
         ceiling = None if budget.memory_mb is None else private_mb() + budget.memory_mb
-        kind_code, actor_code = self._kind_code, self._actor_code
+        kind_code, actor_code = self.kinds.code, self.actors.code
         failure: dict[str, Any] = {}
         rows = reported = 0
         try:
@@ -231,17 +229,3 @@ class Partition:
         old = mine[self.visited.lookup(fps[mine]) >= 0]
         for slot in old.tolist():
             self.targets[slot] = None
-
-    def _kind_code(self, kind: str) -> int:
-        code = self.kind_codes.get(kind)
-        if code is None:
-            code = self.kind_codes[kind] = len(self.kinds)
-            self.kinds.append(kind)
-        return code
-
-    def _actor_code(self, actor: str) -> int:
-        code = self.actor_codes.get(actor)
-        if code is None:
-            code = self.actor_codes[actor] = len(self.actors)
-            self.actors.append(actor)
-        return code

@@ -23,6 +23,7 @@ from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
+from sim.checking.codes import Codes
 from sim.checking.explorer import CheckOptions, CheckResult, Explorer
 from sim.checking.liveness import NO_CLASS
 from sim.core.facts import Fact
@@ -218,11 +219,8 @@ class VectorExplorer(Explorer):
         self.stride = -(-self.kernel.width // 8) * 8  # rows are padded to whole 64-bit words
         self.always = [m.name for m in product.monitors] + [p.name for p in (*product.step_props,
                                                                             *product.state_props)]
-        self.actors: list[str] = []
-        self.actor_codes: dict[str, int] = {}
-        self.actor_class: list[int | None] = []  # per actor code, its fairness class once assigned
-        self.kinds: list[str] = []
-        self.kind_codes: dict[str, int] = {}
+        self.actors, self.kinds = Codes(), Codes()
+        self.actor_class: dict[int, int] = {}  # actor code -> its fairness class, once the actor is met
         # each liveness property checked is a monitor's `.eventually` (a model's own ones are refused)
         monitor_of = {f"{m.name}.eventually": i for i, m in enumerate(product.monitors)}
         self.live_monitors = [monitor_of[name] for name in self.live_names]
@@ -300,8 +298,8 @@ class VectorExplorer(Explorer):
                 broken[lo:hi, self.always.index(name)] = where
         source = np.concatenate([b.source for b in batches]).astype(np.int64) if batches else np.zeros(0, np.int64)
         position = np.concatenate([b.position for b in batches]).astype(np.int64) if batches else source
-        actor = np.repeat(np.array([self._actor_code(b.actor) for b in batches], dtype=np.int64), sizes)
-        kind = np.repeat(np.array([self._kind_code(b.kind) for b in batches], dtype=np.int64), sizes)
+        actor = np.repeat(np.array([self.actors.code(b.actor) for b in batches], dtype=np.int64), sizes)
+        kind = np.repeat(np.array([self.kinds.code(b.kind) for b in batches], dtype=np.int64), sizes)
         targets = (np.vstack([b.targets for b in batches]) if batches
                    else np.zeros((0, self.stride), dtype=np.uint8))
         tids = ids[source]
@@ -417,21 +415,6 @@ class VectorExplorer(Explorer):
         return cut
 
     # ------------------------------------------------------------------ bookkeeping
-    def _actor_code(self, actor: str) -> int:
-        code = self.actor_codes.get(actor)
-        if code is None:
-            code = self.actor_codes[actor] = len(self.actors)
-            self.actors.append(actor)
-            self.actor_class.append(None)
-        return code
-
-    def _kind_code(self, kind: str) -> int:
-        code = self.kind_codes.get(kind)
-        if code is None:
-            code = self.kind_codes[kind] = len(self.kinds)
-            self.kinds.append(kind)
-        return code
-
     def _append_states(self, fps: np.ndarray, parents: np.ndarray, actions: np.ndarray, depth: int,
                        ids: np.ndarray) -> None:
         count = len(self.parents)
@@ -495,11 +478,12 @@ class VectorExplorer(Explorer):
         actor = level.actor[:taken]
         codes, first = np.unique(actor, return_index=True)
         for code in codes[np.argsort(first)].tolist():
-            if self.actor_class[code] is None:
+            if code not in self.actor_class:
                 self.actor_class[code] = self._class_of(Action(self.actors[code], ""))
             if not self.track_graph:
                 return
-        classes = np.array([NO_CLASS if c is None else c for c in self.actor_class], dtype=np.uint16)[actor]
+        classes = np.array([self.actor_class.get(c, NO_CLASS) for c in range(len(self.actors))],
+                           dtype=np.uint16)[actor]
         sources = index[level.source[:taken]]
         bits = np.where(classes == NO_CLASS, np.uint64(0), np.left_shift(np.uint64(1), classes.astype(np.uint64)))
         enabled = np.zeros(cut, dtype=np.uint64)
