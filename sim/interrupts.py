@@ -56,6 +56,15 @@ def interrupts_deferred() -> Iterator[None]:
         raise KeyboardInterrupt
 
 
+def quiet_teardown_logs() -> None:
+    """Dask tasks and actors torn down mid-call by Ctrl-C or an error log tracebacks (through distributed's
+    loggers and tornado's, whose callbacks run on its event loop) that tell the user nothing new."""
+    import logging
+
+    for name in ("distributed", "tornado.application"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
 def init_worker() -> None:
     """The first thing a worker process does: Ctrl-C is its parent's business, and a SIGTERM from the
     parent unwinds the worker (running `finally` blocks and killing its own children) instead of

@@ -12,7 +12,6 @@ from the model's reference (`ModelReference`: a registered name, `path/to/file.p
 from __future__ import annotations
 
 import gc
-import logging
 import multiprocessing as mp
 import traceback
 from collections.abc import Iterator, Mapping, Sequence
@@ -24,7 +23,7 @@ from sim.checking.partition import Partition
 from sim.core.model import Model
 from sim.core.registry import get_model_spec
 from sim.errors import UsageError
-from sim.interrupts import worker_pool
+from sim.interrupts import quiet_teardown_logs, worker_pool
 
 
 class WorkerGroup(Protocol):
@@ -162,7 +161,7 @@ def dask_partitions(address: str, reference: ModelReference, partitions: int | N
                                  workers=[names[me % len(names)]], pure=False) for me in range(count)]
         yield ActorGroup([future.result() for future in futures])
     except BaseException:  # Ctrl-C or an error: actors torn down mid-call log errors that tell the user nothing
-        logging.getLogger("distributed").setLevel(logging.CRITICAL)
+        quiet_teardown_logs()
         raise
     finally:
         client.close()

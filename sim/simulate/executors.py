@@ -38,7 +38,7 @@ from sim.core.model import Action, AdaptedModel, Model
 from sim.core.product import Product, PState, Transition
 from sim.core.registry import get_model_spec
 from sim.errors import ModelError, UsageError
-from sim.interrupts import collect, worker_pool
+from sim.interrupts import collect, quiet_teardown_logs, worker_pool
 from sim.simulate.simulator import Simulator, check_run_bounds
 from sim.simulate.sweep import RunVerdict, SweepReport, record_run, run_seeds, run_sweep
 from sim.simulate.timing import TimingProfile, kind_key
@@ -265,7 +265,7 @@ class DaskExecutor(SeedExecutor):
 
     def close(self) -> None:
         if self.interrupted:  # tasks torn down mid-flight log errors that tell the user nothing new
-            logging.getLogger("distributed").setLevel(logging.CRITICAL)
+            quiet_teardown_logs()
         self._client.cancel(self._futures)
         self._client.close()
         if self._cluster is not None:
