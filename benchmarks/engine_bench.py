@@ -10,6 +10,7 @@ of `explorer_bench.py`; Spin rows say so when spin or gcc is missing).
     python benchmarks/engine_bench.py                # two sizes per model, baseline 10bf69d
     python benchmarks/engine_bench.py --quick        # one tiny size per model: a smoke test, not a measure
     python benchmarks/engine_bench.py --baseline REV
+    python benchmarks/engine_bench.py --models foundry openclaw   # only these models' rows
 
 Columns: distinct states, search seconds (wall, as the report gives them), states per second of wall
 time, states per CPU second of the child (the machine is shared, so CPU time is the steadier measure of
@@ -261,10 +262,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline", default=BASELINE, help=f"the commit to compare with (default {BASELINE})")
     parser.add_argument("--bench", type=Path, default=explorer_bench.BENCH,
                         help="the folder of bfs.py and the Promela generator (default: ../shared/bench)")
+    parser.add_argument("--models", nargs="+", choices=sorted({case.model for case in FULL}),
+                        help="only these models' rows (default: every model)")
     args = parser.parse_args(argv)
     explorer_bench.BENCH = args.bench
     started = time.perf_counter()
-    results = run(QUICK if args.quick else FULL, args.baseline)
+    cases = [case for case in (QUICK if args.quick else FULL) if not args.models or case.model in args.models]
+    results = run(cases, args.baseline)
     print("\n".join(table(results)))
     print(f"ratios (CPU states/s; higher is better for the first engine named), {time.perf_counter() - started:.0f} s:")
     print("\n".join(ratios(results, args.baseline)))
