@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from sim import Action, CheckOptions, Eventually, ModelBase, check
-from sim.checking.partition import SOURCES_BETWEEN_CHECKS, Budget, Partition, Settle
-from sim.checking.reduction import canonical
+from sim.checking.partition import KEY_BITS, SOURCES_BETWEEN_CHECKS, Budget, Partition, Settle, owners_of
 from sim.cli import main
-from sim.core.fingerprint import fingerprint
 from sim.core.product import Product
 from sim.core.registry import get_model_spec
 from sim.errors import EXIT_OK, EXIT_USAGE, EXIT_VIOLATION
@@ -141,11 +140,10 @@ def test_the_api_refuses_as_the_command_line_does() -> None:
 def test_a_worker_stops_within_a_level_past_its_share_of_the_time_or_memory() -> None:
     model = get_model_spec("teaching").build({}, None)
     init = Product(model).init_states()[0]
-    count = SOURCES_BETWEEN_CHECKS + 10
-    fps = np.arange(1, count + 1, dtype=np.uint64)  # one state under many fingerprints: a wide level
+    count = SOURCES_BETWEEN_CHECKS + 10  # one state under many indices: a wide level
 
     def level(budget: Budget) -> dict:
-        batch = Settle(fps, np.arange(count, dtype=np.int64), [init] * count, {}, judge=False)
+        batch = Settle(initial=[(index, init) for index in range(count)], judge=False)
         return Partition(model, 0, 1, False).settle_and_expand(batch, "expand", budget)
 
     assert "stopped" not in level(Budget()) and len(level(Budget())["keys"]) > count
@@ -153,13 +151,37 @@ def test_a_worker_stops_within_a_level_past_its_share_of_the_time_or_memory() ->
     assert level(Budget(seconds=0.0))["stopped"] == "time"
 
 
-def test_a_worker_fingerprints_the_symmetry_representative() -> None:
+def test_a_worker_knows_a_target_by_its_symmetry_representative() -> None:
     model = PoolModel(3)
     init = Product(model).init_states()[0]
-    batch = Settle(np.array([fingerprint(canonical(model, init))], dtype=np.uint64), np.zeros(1, dtype=np.int64),
-                   [init], {}, judge=False)
-    rows = Partition(model, 0, 1, True).settle_and_expand(batch, "expand", Budget())
-    assert len(set(rows["fps"].tolist())) == 1 < len(rows["fps"])  # three workers' first steps: one class
+    rows = Partition(model, 0, 1, True).settle_and_expand(Settle(initial=[(0, init)], judge=False), "expand",
+                                                         Budget())
+    assert set(rows["refs"].tolist()) == {-1} and len(rows["refs"]) == 3  # three workers' first steps: one class
+
+
+def test_a_state_met_once_is_known_by_its_index_and_crosses_only_the_first_time() -> None:
+    """Two partitions: a target owned by the other one leaves packed the first time it is met; once the
+    coordinator has numbered it, a transition to it is a known index and nothing leaves for it."""
+    model = PoolModel(3)
+    product = Product(model)
+    init = product.init_states()[0]
+    targets = [move.target for move in product.moves(init)]
+    elsewhere = [t for t in targets if owners_of([t], 2, True)[0] == 1]
+    assert elsewhere, "the pool's first steps all land in partition 0: choose another model"
+    me = Partition(model, 0, 2, False)
+    first = me.settle_and_expand(Settle(initial=[(0, init)], judge=False), "expand", Budget())
+    assert first["refs"].tolist() == [-1 - n for n in range(len(targets))]
+    asked = first["asked"][1]
+    assert len(asked.numbers) == len(elsewhere)
+    answer = me.admit([])  # the targets partition 0 owns are new to it
+    resolved = np.arange(1, len(targets) + 1, dtype=np.int64)  # as the coordinator numbers them
+    admitted = np.empty(len(answer["firsts"]), dtype=np.int64)
+    admitted[-1 - answer["own"]] = resolved[first["own_numbers"]]
+    again = me.settle_and_expand(Settle(admitted, resolved, initial=[(99, init)], judge=False), "expand", Budget())
+    from_init = (again["keys"] >> KEY_BITS) == 99  # the admitted states are expanded too
+    assert again["refs"][from_init].tolist() == resolved.tolist()
+    shipped = [state for asked in again["asked"].values() for state in pickle.loads(asked.blob)]
+    assert not set(shipped) & set(targets)
 
 
 # ---------------------------------------------------------------- Dask

@@ -21,7 +21,7 @@ def check(model: Model, options: CheckOptions | None = None, *, workers: int = 1
     """Explore `model` exhaustively (within the options' limits) and judge every property. Every engine
     gives the same report but for seconds: the vector engine is the fast one for models that ship a
     vector kernel; with `workers` > 1, or `dask` (a scheduler's address, or "local"), the search is
-    partitioned by fingerprint over that many processes or that cluster's workers
+    partitioned among that many processes or that cluster's workers
     (`sim.checking.parallel`). A Dask check builds the model on the workers from `options.identity`."""
     options = options or CheckOptions()
     refused = refusal(options, workers, dask)

@@ -1,18 +1,19 @@
-"""Exhaustive checking on several workers: a breadth-first search partitioned by fingerprint, with the
-report of one process.
+"""Exhaustive checking on several workers: a partitioned breadth-first search, with the report of one
+process.
 
-The visited set is split by fingerprint among the workers (`sim.checking.partition`): each keeps its
-share and expands its own states, and the successors of a level that belong elsewhere travel as numpy
-columns of fingerprints and search keys (a key is the source's discovery index and the position of the
-action), a level at a time, so that pickling costs little next to stepping. The coordinator takes no
+Each state has an owner among the workers (`sim.checking.partition`): the owner keeps it, exactly, in
+its part of the visited set, and judges and expands it. A level's transitions come back as numpy
+columns of search keys (a key is the source's discovery index and the position of the action) and
+targets (an index where the worker knew the state, else its number among the worker's unknown targets);
+the unknown targets owned elsewhere go to their owners, who say which are new. The coordinator takes no
 step of the model. It orders each level's transitions by key, which is the order in which one process
 takes them, and from that alone numbers the new states (each by the first transition that reaches it),
 finds where one process would have stopped (after the first violating state unless --keep-going, or
 before the state at which --max-states is reached), and records the counts, the verdicts, the parent
 pointers and, for liveness, the graph arrays. So the distinct-state and transition counts, the
 discovery indices, the counterexamples and the coverage are those of the one-process engine, whatever
-the timing of the workers; liveness is then decided by the explorer's own code over the gathered
-arrays. Only seconds differ.
+the timing of the workers and whichever worker owns what; liveness is then decided by the explorer's
+own code over the gathered arrays. Only seconds differ.
 
 Workers are local processes or a Dask cluster (`sim.checking.workers`). What the partitioned search
 cannot honour (depth-first order, partial-order reduction, checkpoints, the vector engine) is refused
@@ -32,10 +33,8 @@ from sim.checking.codes import Codes
 from sim.checking.explorer import CheckOptions, CheckResult, Explorer
 from sim.checking.liveness import NO_CLASS
 from sim.checking.memory import rss_mb
-from sim.checking.partition import KEY_BITS, Budget, Settle
-from sim.checking.visited import PackedStates
+from sim.checking.partition import KEY_BITS, Budget, Settle, owners_of
 from sim.checking.workers import ModelReference, WorkerGroup, dask_partitions, local_partitions
-from sim.core.fingerprint import fingerprint
 from sim.core.model import Action, Model
 from sim.core.paths import located
 from sim.core.product import Violation
@@ -46,14 +45,14 @@ ACTION_MASK = (1 << KEY_BITS) - 1
 
 class Level(NamedTuple):
     """A level's transitions from every worker, in search order (by key: source index, then action
-    position), with the worker that took each, the slot of its target there, and its kind and actor as
-    the coordinator's codes; the findings (property, message, source, action or -1 for a dead end) in
+    position), with the worker that took each, its target as that worker gave it (an index, or -1 -
+    the target's number among the worker's unknown targets), and its kind and actor as the
+    coordinator's codes; the findings (property, message, source, action or -1 for a dead end) in
     search order; the dead ends; and the first source a model error stopped at, with the error."""
 
     keys: np.ndarray
-    fps: np.ndarray
+    refs: np.ndarray
     worker: np.ndarray
-    slots: np.ndarray
     kinds: np.ndarray
     actors: np.ndarray
     findings: list[tuple[str, str, int, int]]
@@ -63,6 +62,17 @@ class Level(NamedTuple):
     @property
     def sources(self) -> np.ndarray:
         return self.keys >> KEY_BITS
+
+
+class Numbering(NamedTuple):
+    """What the coordinator decides of a level's new states: their first keys in search order (the
+    admitted ones first: those before the cut), and per worker the index of each new state it owns
+    (`admitted`, -1 past the cut) and of each target it did not know (`resolved`, -1 past the cut)."""
+
+    firsts: np.ndarray
+    count: int
+    admitted: list[np.ndarray]
+    resolved: list[np.ndarray]
 
 
 class PartitionedExplorer(Explorer):
@@ -76,9 +86,9 @@ class PartitionedExplorer(Explorer):
         self.pending_edges: tuple[np.ndarray, ...] | None = None  # a level's edges, until their targets are judged
         self.kinds, self.actors = Codes(), Codes()
         self.actor_class: dict[int, int] = {}  # actor code -> its fairness class, once the actor is met
+        self.met: list[list[tuple[int, int]]] = []  # per worker, its action codes' (kind, actor) codes
         self.worker_mb: list[float] = []
         self.failure: tuple[int, ModelError] | None = None
-        self.packer = PackedStates()  # the initial states go to their owners as the workers send new ones
 
     def _group(self) -> AbstractContextManager[WorkerGroup]:
         if self.reference is not None and self.dask is not None:
@@ -109,6 +119,7 @@ class PartitionedExplorer(Explorer):
     def _search(self, group: WorkerGroup, started: float) -> int:
         """Level after level until the search ends; returns how many states it leaves queued."""
         opts = self.options
+        self.met = [[] for _ in range(group.count)]
         settle = self._initial(group.count)
         start, end, depth = 0, len(self.parents), 0
         unexpanded = 0  # states of the last level left unexpanded where the search stopped inside it
@@ -141,13 +152,13 @@ class PartitionedExplorer(Explorer):
                                           else f"memory limit {opts.max_memory_mb:g} MB reached")
                 return queued
             level = self._gather(replies)
-            new_rows, dst = self._admit(group, level)
-            cut = self._cut(level, new_rows, start, end - start)
+            numbering, cut = self._number(group, replies, level, start, end - start)
             taken = int(np.searchsorted(level.keys, (start + cut) << KEY_BITS))
-            admitted = new_rows[: int(np.searchsorted(level.sources[new_rows], start + cut))]
-            self._record(level, taken, dst, start, cut)
-            self._append_states(level, admitted, depth + 1)
-            settle = self._ship(group, level, admitted, end)
+            self._record(level, taken, self._targets(level, numbering), start, cut)
+            self._append_states(numbering.firsts[: numbering.count], depth + 1)
+            waiting = tuple(p.name for p in self.product.sometimes if self.results[p.name].status != "reached")
+            settle = [Settle(admitted, resolved, waiting=waiting, judge=True, liveness=self.track_graph)
+                      for admitted, resolved in zip(numbering.admitted, numbering.resolved, strict=True)]
             unexpanded = end - start - cut
             stopping = unexpanded > 0 or self.failure is not None or self._stopped()
             start, end, depth = end, len(self.parents), depth + 1
@@ -160,20 +171,18 @@ class PartitionedExplorer(Explorer):
 
     def _initial(self, workers: int) -> list[Settle]:
         """Number and judge the initial states here, as the explorer does, and deal them to their owners."""
-        found: list[list[tuple[int, int, Any]]] = [[] for _ in range(workers)]
+        found: list[list[tuple[int, Any]]] = [[] for _ in range(workers)]
         for k, init in enumerate(self.product.init_states()):
-            fp = fingerprint(self._key(init))  # the workers' partition key; the visited set holds fingerprints here
-            if fp in self.visited:
+            key = self._key(init)
+            if key in self.visited:
                 continue
             try:
-                index = self._add(fp, -1, k, 0, init)
+                index = self._add(key, -1, k, 0, init)
                 self._judge_state(index, init, None)
             except ModelError as error:
                 raise error.with_path((), f"initial state {k}") from None
-            found[fp % workers].append((fp, index, self.packer.pack(init)))
-        return [Settle(np.array([fp for fp, _, _ in mine], dtype=np.uint64),
-                       np.array([index for _, index, _ in mine], dtype=np.int64), [state for _, _, state in mine],
-                       dict(self.packer.classes), judge=False) for mine in found]
+            found[int(owners_of([key], workers, self.dask is None)[0])].append((index, init))
+        return [Settle(initial=mine, judge=False) for mine in found]
 
     def _limits(self, started: float) -> str:
         """"expand", or "none" when the time or memory limit is reached before the next level."""
@@ -213,12 +222,13 @@ class PartitionedExplorer(Explorer):
                 result.status = "reached"
                 result.counterexample = self._path(index)
         if self.track_graph:
-            size = sum(len(batch.indices) for batch in settled)
+            indices = [batch.admitted[batch.admitted >= 0] for batch in settled]
+            size = sum(len(mine) for mine in indices)
             base = len(self.parents) - size
             unmet, trigger = np.zeros(size, dtype=np.uint8), np.zeros(size, dtype=np.uint8)
-            for batch, reply in zip(settled, replies, strict=True):
-                unmet[batch.indices - base] = np.frombuffer(reply["unmet"], dtype=np.uint8)
-                trigger[batch.indices - base] = np.frombuffer(reply["trigger"], dtype=np.uint8)
+            for mine, reply in zip(indices, replies, strict=True):
+                unmet[mine - base] = np.frombuffer(reply["unmet"], dtype=np.uint8)
+                trigger[mine - base] = np.frombuffer(reply["trigger"], dtype=np.uint8)
             self.unmet.extend(unmet.tobytes())
             self.trigger.extend(trigger.tobytes())
             self.enabled.frombytes(bytes(8 * size))
@@ -228,17 +238,16 @@ class PartitionedExplorer(Explorer):
 
     def _gather(self, replies: list[dict[str, Any]]) -> Level:
         """Every worker's rows of the level, joined and put in search order."""
-        columns: dict[str, list[np.ndarray]] = {name: [] for name in Level._fields[:6]}
+        columns: dict[str, list[np.ndarray]] = {name: [] for name in Level._fields[:5]}
         findings, terminal, failures = [], [], []
         for w, reply in enumerate(replies):
-            kind_of = np.array([self.kinds.code(n) for n in reply["kind_names"]] or [0])
-            actor_of = np.array([self.actors.code(n) for n in reply["actor_names"]] or [0])
+            self.met[w] += [(self.kinds.code(kind), self.actors.code(actor)) for kind, actor in reply["met"]]
+            met = np.array(self.met[w] or [(0, 0)], dtype=np.int64).reshape(-1, 2)
             columns["keys"].append(reply["keys"])
-            columns["fps"].append(reply["fps"])
+            columns["refs"].append(reply["refs"])
             columns["worker"].append(np.full(len(reply["keys"]), w, dtype=np.int64))
-            columns["slots"].append(reply["slots"])
-            columns["kinds"].append(kind_of[reply["kinds"]])
-            columns["actors"].append(actor_of[reply["actors"]])
+            columns["kinds"].append(met[reply["codes"], 0])
+            columns["actors"].append(met[reply["codes"], 1])
             findings += reply["findings"]
             terminal += reply["terminal"].tolist()
             if "expanding" in reply:
@@ -249,32 +258,61 @@ class PartitionedExplorer(Explorer):
         failure = min(failures, key=lambda found: found[0]) if failures else None
         return Level(*(joined[name][order] for name in columns), findings, terminal, failure)
 
-    def _admit(self, group: WorkerGroup, level: Level) -> tuple[np.ndarray, np.ndarray]:
-        """Ask each owner which targets are new: the rows that discover a new state, in search order,
-        and every row's target index (a new state gets the next index in that order)."""
-        count = len(self.parents)
-        if not len(level.keys):
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        owner = (level.fps % np.uint64(group.count)).astype(np.int64)
-        mine = [np.flatnonzero(owner == w) for w in range(group.count)]
-        replies = group.call("admit", [(level.fps[rows], level.keys[rows]) for rows in mine])
-        new_rows = np.sort(np.concatenate([rows[firsts] for rows, (firsts, _) in zip(mine, replies, strict=True)]))
-        dst = np.empty(len(level.keys), dtype=np.int64)
-        for rows, (firsts, known) in zip(mine, replies, strict=True):
-            numbered = count + np.searchsorted(new_rows, rows[firsts])
-            dst[rows] = np.where(known >= 0, known, numbered[np.maximum(-1 - known, 0)] if len(numbered) else -1)
-        return new_rows, dst
+    def _number(self, group: WorkerGroup, replies: list[dict[str, Any]], level: Level, start: int,
+                size: int) -> tuple[Numbering, int]:
+        """Ask each owner which of the level's unknown targets are new, number the new states in search
+        order (each by the first transition that reaches it), find where one process stops in this
+        level, and give every worker the indices of what it owns and what it asked about."""
+        workers = group.count
+        senders = [[w for w, reply in enumerate(replies) if o in reply["asked"]] for o in range(workers)]
+        answers = group.call("admit", [([replies[w]["asked"][o] for w in senders[o]],) for o in range(workers)])
+        firsts = np.concatenate([answer["firsts"] for answer in answers])
+        rank = np.empty(len(firsts), dtype=np.int64)
+        order = np.argsort(firsts, kind="stable")
+        rank[order] = np.arange(len(firsts))
+        firsts = firsts[order]
+        cut = self._cut(level, firsts >> KEY_BITS, start, size)
+        count = int(np.searchsorted(firsts >> KEY_BITS, start + cut))
+        base = len(self.parents)
+        admitted, at = [], 0
+        for answer in answers:
+            mine = rank[at: at + len(answer["firsts"])]
+            admitted.append(np.where(mine < count, base + mine, -1))
+            at += len(answer["firsts"])
+        resolved = []
+        for w, reply in enumerate(replies):
+            asked = reply["asked"]
+            out = np.full(len(reply["own_numbers"]) + sum(len(a.numbers) for a in asked.values()), -1, dtype=np.int64)
+            out[reply["own_numbers"]] = _resolve(answers[w]["own"], admitted[w])
+            for o, batch in asked.items():
+                out[batch.numbers] = _resolve(answers[o]["theirs"][senders[o].index(w)], admitted[o])
+            resolved.append(out)
+        return Numbering(firsts, count, admitted, resolved), cut
 
-    def _cut(self, level: Level, new_rows: np.ndarray, start: int, size: int) -> int:
+    def _targets(self, level: Level, numbering: Numbering) -> np.ndarray:
+        """Every row's target index (-1 for a state past the cut)."""
+        refs = level.refs
+        unknown = refs < 0
+        if not unknown.any():
+            return refs
+        sizes = [len(r) for r in numbering.resolved]
+        offsets = np.cumsum([0, *sizes[:-1]])
+        joined = np.concatenate(numbering.resolved)
+        dst = refs.copy()
+        dst[unknown] = joined[offsets[level.worker[unknown]] + (-1 - refs[unknown])]
+        return dst
+
+    def _cut(self, level: Level, new_sources: np.ndarray, start: int, size: int) -> int:
         """How many states of the level one process would expand before it stops: after the first state
         with a violating step or end (unless --keep-going), before the state at which the state limit is
-        reached, before the state a model error happened at (which then ends the run)."""
+        reached, before the state a model error happened at (which then ends the run). `new_sources`:
+        the source of each new state, in search order."""
         cut = size
         if not self.options.keep_going and level.findings:
             cut = min(cut, level.findings[0][2] - start + 1)
         limit = self.options.max_states
         if limit is not None:
-            found = np.bincount(level.sources[new_rows] - start, minlength=size)
+            found = np.bincount(new_sources - start, minlength=size)
             before = len(self.parents) + np.cumsum(found) - found
             over = np.flatnonzero(before >= limit)
             if len(over):
@@ -341,41 +379,15 @@ class PartitionedExplorer(Explorer):
         self.edge_class.frombytes(classes[keep].astype(np.uint16).tobytes())
         self.edge_action.frombytes(actions[keep].astype(np.uint16).tobytes())
 
-    def _append_states(self, level: Level, admitted: np.ndarray, depth: int) -> None:
-        count = len(admitted)
-        self.parents.frombytes(level.sources[admitted].astype(np.int64).tobytes())
-        self.action_index.frombytes((level.keys[admitted] & ACTION_MASK).astype(np.uint16).tobytes())
+    def _append_states(self, firsts: np.ndarray, depth: int) -> None:
+        """The bookkeeping of the new states admitted, each by the first transition reaching it."""
+        count = len(firsts)
+        self.parents.frombytes((firsts >> KEY_BITS).astype(np.int64).tobytes())
+        self.action_index.frombytes((firsts & ACTION_MASK).astype(np.uint16).tobytes())
         self.depths.frombytes(np.full(count, depth, dtype=np.uint32).tobytes())
         self.terminal.extend(bytes(count))
         if count and depth > self.max_depth:
             self.max_depth = depth
-
-    def _ship(self, group: WorkerGroup, level: Level, admitted: np.ndarray, first: int) -> list[Settle]:
-        """The new states dealt to their owners in index order: a slot where the owner found the state
-        itself, the packed state where another worker did (one `ship` call brings those)."""
-        workers = group.count
-        owner = (level.fps[admitted] % np.uint64(workers)).astype(np.int64)
-        finder, slots = level.worker[admitted], level.slots[admitted]
-        shipped: list[dict[int, list[Any]]] = [{} for _ in range(workers)]
-        classes: dict[str, type] = {}
-        if (owner != finder).any():
-            wanted = [{o: slots[(finder == w) & (owner == o)] for o in range(workers) if o != w}
-                      for w in range(workers)]
-            for w, (packed, known) in enumerate(group.call("ship", [(asked,) for asked in wanted])):
-                shipped[w] = packed
-                classes.update(known)
-        pending = tuple(p.name for p in self.product.sometimes if self.results[p.name].status != "reached")
-        batches = []
-        for o in range(workers):
-            rows = np.flatnonzero(owner == o)
-            states: list[Any] = slots[rows].tolist()
-            for w in range(workers):
-                found_there = np.flatnonzero(finder[rows] == w).tolist() if w != o else []
-                for at, state in zip(found_there, shipped[w].get(o, ()), strict=True):
-                    states[at] = state
-            batches.append(Settle(level.fps[admitted][rows], first + rows.astype(np.int64), states, classes, pending,
-                                  judge=True, liveness=self.track_graph))
-        return batches
 
     # ------------------------------------------------------------------ bookkeeping
     def _edge_action(self, u: int, v: int) -> int:
@@ -385,3 +397,10 @@ class PartitionedExplorer(Explorer):
         at = int(np.flatnonzero((src == u) & (dst == v))[0])
         del src, dst
         return self.edge_action[at]
+
+
+def _resolve(answer: np.ndarray, admitted: np.ndarray) -> np.ndarray:
+    """An owner's answer for targets (an index, or -1 - a position among its new states) as indices."""
+    if not len(admitted):
+        return answer
+    return np.where(answer >= 0, answer, admitted[np.maximum(-1 - answer, 0)])

@@ -1,45 +1,59 @@
 """One worker's share of a partitioned breadth-first search (`sim.checking.parallel` drives it).
 
-Worker w of N owns the states whose fingerprint is w modulo N: it keeps their fingerprints with their
-discovery indices (the visited set of its partition) and expands them when their level comes. A level
-takes three calls, each made on every worker at once:
+Each state has one owner among the N workers (`owners_of`). A worker keeps the states it owns in a
+dict, as the one-process explorer keeps all of them (exact: no fingerprint stands for a state), and
+expands them when their level comes. Every state it meets is remembered with its discovery index once
+the coordinator has given it, whoever owns it, so that a transition to a state met before costs one
+dict lookup, as in one process, and nothing crosses for it. A level takes two calls, each made on every
+worker at once:
 
-- `settle_and_expand`: take in the new states of the level the coordinator assigned to this partition
-  (with their global discovery indices), judge them (`sometimes`, the liveness goals and triggers), then
-  expand them: every transition becomes one row of numpy-ready columns (search key, target fingerprint,
-  action kind, actor, target slot), and the targets are kept, once per fingerprint, until the next call;
-- `admit`: given the rows whose target this partition owns, from every worker, say which targets are new
-  (the row that discovers each, the first in search order) and the index of every old one;
-- `ship`: hand over, packed, the targets another partition found new.
+- `settle_and_expand`: take in what the coordinator decided of the last level (the discovery index of
+  every state this worker asked about, and which of the new states it owns are admitted), judge its new
+  states (`sometimes`, the liveness goals and triggers), then expand them. Each transition becomes one
+  row of numpy-ready columns (search key, target, action), where the target is its index
+  when known, else the number of the state among this level's unknown targets. The unknown targets
+  owned elsewhere leave, packed, for their owners;
+- `admit`: given the unknown targets this partition owns, its own and those other workers met, with
+  the first key each reached it by, say which are new (the first key of each, in search order) and the
+  index of each old one.
 
-The coordinator numbers the new states, so a worker never decides anything that depends on timing. Only
-fingerprints and keys cross between processes for a transition; a state crosses once, when it is new
-and owned elsewhere. Every method returns a model error as a value, naming the state it happened at, so
-that the coordinator can put it in search order and give it its path.
+The coordinator numbers the new states, so a worker never decides anything that depends on timing. A
+state crosses between processes only when a worker meets it for the first time and another worker owns
+it. Every method returns a model error as a value, naming the state it happened at, so that the
+coordinator can put it in search order and give it its path.
 """
 
 from __future__ import annotations
 
+import pickle
 import time
 from array import array
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from sim.checking.codes import Codes
 from sim.checking.memory import private_mb
 from sim.checking.reduction import canonical
-from sim.checking.vector import SortedVisited
-from sim.checking.visited import PackedStates
 from sim.core.fingerprint import fingerprint
-from sim.core.model import Model
+from sim.core.model import Action, Model
 from sim.core.product import Product, PState
 from sim.errors import ModelError
 
 KEY_BITS = 16  # a row's search key is (source index << KEY_BITS) | position of the action in actions()
 SOURCES_BETWEEN_CHECKS = 256  # a worker looks at the clock and its memory this often within a level
+CANDIDATE = -(1 << 62)  # `known` codes at or below it: new states of this partition, by position
+
+
+def owners_of(keys: Sequence[Hashable], workers: int, forked: bool) -> np.ndarray:
+    """The worker that owns each state (by its key: the state, or its symmetry representative). Workers
+    forked from the coordinator share its hash seed, so Python's own hash places a state the same way
+    in every one of them; workers started elsewhere (Dask) agree only on the fingerprint. Which worker
+    owns a state changes where it is expanded, never the report."""
+    if forked:
+        return np.array([hash(key) for key in keys], dtype=np.int64) % workers
+    return np.array([fingerprint(key) % workers for key in keys], dtype=np.int64)
 
 
 @dataclass(frozen=True)
@@ -53,46 +67,66 @@ class Budget:
 
 @dataclass(frozen=True)
 class Settle:
-    """New states of this partition, in index order: their fingerprints, discovery indices and states,
-    each a slot of this worker's targets or a state packed by another worker (`classes` names the
-    dataclasses packed states need). `judge`: evaluate the `sometimes` properties in `pending`, and with
-    `liveness` the goals and triggers of every liveness property (the coordinator judges the initial
-    states itself)."""
+    """What the coordinator decided of the last level, for one worker: `admitted`, the discovery index
+    of each new state this partition owns, in the order `admit` gave them (-1: not admitted, the search
+    stops before it); `resolved`, the index of each target this worker did not know, by its number
+    (-1: not admitted). `initial`: the initial states this partition owns, with their indices (the
+    coordinator judges those itself). `waiting`: the `sometimes` properties no state has satisfied yet;
+    `judge`: evaluate those, and with `liveness` the goals and triggers of every liveness property."""
 
-    fps: np.ndarray
-    indices: np.ndarray
-    states: Sequence[Any]
-    classes: dict[str, type]
-    pending: tuple[str, ...] = ()
+    admitted: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    resolved: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    initial: Sequence[tuple[int, Any]] = ()
+    waiting: tuple[str, ...] = ()
     judge: bool = True
     liveness: bool = False
 
 
-class Partition:
-    """The states one worker owns, and the level it is working on."""
+@dataclass(frozen=True)
+class Asked:
+    """Unknown targets one worker met that another owns: their numbers among the sender's unknown
+    targets, the first search key each was reached by there, and the states pickled together once: the
+    coordinator passes them on without decoding them, and one pickle writes a part that several states
+    share (they share most) once, so it is small and quick to read."""
 
-    def __init__(self, model: Model, me: int, workers: int, symmetry: bool) -> None:
+    numbers: np.ndarray
+    firsts: np.ndarray
+    blob: bytes
+
+
+class Partition:
+    """The states one worker owns and knows, and the level it is working on."""
+
+    def __init__(self, model: Model, me: int, workers: int, symmetry: bool, forked: bool = True) -> None:
         self.model = model
         self.product = Product(model)
-        self.me, self.workers = me, workers
+        self.me, self.workers, self.forked = me, workers, forked
         self.symmetry = symmetry
-        self.visited = SortedVisited()
-        self.packer = PackedStates()
-        self.targets: list[PState | None] = []  # the last level's targets, one per fingerprint
-        self.target_fps = array("Q")
-        self.kinds, self.actors = Codes(), Codes()
+        # key -> discovery index of every state met and numbered, owned or not; during a level, a
+        # target not known yet maps to -1 - its number among the level's unknown targets
+        self.known: dict[Hashable, int] = {}
+        self.unknown_keys: list[Hashable] = []
+        self.unknown_states: list[PState] = []
+        self.unknown_firsts = array("q")
+        self.new_states: list[PState] = []  # what the last `admit` found new, in its order
+        self._owned_unknown: tuple[list, list, list] = ([], [], [])  # this level's unknown targets owned here
+        self.actions: dict[Action, int] = {}  # every action met, numbered in the order met
+        self.sent = 0  # how many of them the coordinator has been told of
         self.at = -1  # the state being judged or expanded: where a model error happened
 
-    # ------------------------------------------------------------------ the three calls of a level
+    def _key(self, pstate: PState) -> Hashable:
+        return canonical(self.model, pstate) if self.symmetry else pstate
+
+    # ------------------------------------------------------------------ the two calls of a level
     def settle_and_expand(self, batch: Settle, mode: str, budget: Budget) -> dict[str, Any]:
         """Settle `batch`, then, by `mode`: "expand" the new states, "probe" them (say whether any has an
         action: the depth limit is reached) or do nothing more ("none")."""
         reply: dict[str, Any] = {}
+        level = self._settle(batch)
         try:
-            states = self._settle(batch, reply)
+            self._judge(level, batch, reply)
         except ModelError as error:
             return {"error": error, "judging": self.at}
-        level = list(zip(batch.indices.tolist(), states, strict=True))
         if mode == "expand":
             reply.update(self._expand(level, budget))
         elif mode == "probe":
@@ -104,52 +138,92 @@ class Partition:
             reply["memory_mb"] = private_mb()
         return reply
 
-    def admit(self, fps: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Rows of this level whose targets this partition owns. Returns the rows that discover a new
-        state, in search order (the first row, by key, of each new fingerprint), and per row the target's
-        index when it is known, else -1 - (the position of its state among the new ones)."""
-        known = self.visited.lookup(fps).astype(np.int64)
-        unknown = np.flatnonzero(known < 0)
-        if not len(unknown):
-            return unknown, known
-        order = unknown[np.lexsort((keys[unknown], fps[unknown]))]
-        sorted_fps = fps[order]
-        head = np.ones(len(order), dtype=bool)
-        head[1:] = sorted_fps[1:] != sorted_fps[:-1]
-        group = np.cumsum(head) - 1
-        firsts = order[head]
-        by_key = np.argsort(keys[firsts], kind="stable")
-        position = np.empty(len(by_key), dtype=np.int64)
-        position[by_key] = np.arange(len(by_key))
-        known[order] = -1 - position[group]
-        return firsts[by_key], known
+    def admit(self, asked: Sequence[Asked]) -> dict[str, Any]:
+        """Which of this level's unknown targets that this partition owns are new: its own (kept at the
+        end of `_expand`) and those `asked` by the other workers. Returns `firsts`, the first search key
+        of each new state, ascending (the order the coordinator numbers them in, and `new_states`'s);
+        `own` and `theirs` (one per element of `asked`): per target, its index when it is old, else
+        -1 - its position among the new ones. A new state is entered in `known` under a code below
+        CANDIDATE (CANDIDATE - its position) until the coordinator numbers it: one hash per target."""
+        known = self.known
+        states: list[PState] = []
+        firsts: list[int] = []
 
-    def ship(self, wanted: dict[int, np.ndarray]) -> tuple[dict[int, list[Any]], dict[str, type]]:
-        """The targets in the slots `wanted` by each other partition, packed, and the classes they need."""
-        shipped = {}
-        for owner, slots in wanted.items():
+        def placed(keys: Sequence[Hashable], targets: Sequence[PState], reached: Sequence[int]) -> list[int]:
             out = []
-            for slot in slots.tolist():
-                out.append(self.packer.pack(self.targets[slot]))
-                self.targets[slot] = None
-            shipped[owner] = out
-        return shipped, dict(self.packer.classes)
+            for key, state, first in zip(keys, targets, reached, strict=True):
+                fresh = CANDIDATE - len(states)
+                found = known.setdefault(key, fresh)
+                if found >= 0:
+                    out.append(found)
+                    continue
+                if found == fresh:
+                    states.append(state)
+                    firsts.append(first)
+                else:
+                    at = CANDIDATE - found
+                    if first < firsts[at]:
+                        states[at], firsts[at] = state, first
+                    fresh = found
+                out.append(-1 - (CANDIDATE - fresh))
+            return out
+
+        own_keys, own_states, own_firsts = self._owned_unknown
+        for key in own_keys:  # this level's own codes for them give way to the candidates' codes
+            del known[key]
+        own = placed(own_keys, own_states, own_firsts)
+        theirs = []
+        for batch in asked:
+            targets = pickle.loads(batch.blob)
+            keys = [self._key(t) for t in targets] if self.symmetry else targets
+            theirs.append(placed(keys, targets, batch.firsts.tolist()))
+        order = np.argsort(np.array(firsts, dtype=np.int64), kind="stable")
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        self.new_states = [states[i] for i in order.tolist()]
+        self._owned_unknown = ([], [], [])
+
+        def renumbered(found: list[int]) -> np.ndarray:
+            out = np.array(found, dtype=np.int64)
+            fresh = out < 0
+            out[fresh] = -1 - rank[-1 - out[fresh]]
+            return out
+
+        return {"firsts": np.array(firsts, dtype=np.int64)[order], "own": renumbered(own),
+                "theirs": [renumbered(found) for found in theirs]}
 
     # ------------------------------------------------------------------ inside a level
-    def _settle(self, batch: Settle, reply: dict[str, Any]) -> list[PState]:
-        self.packer.classes.update(batch.classes)
-        targets, unpack = self.targets, self.packer.unpack
-        states = [targets[s] if type(s) is int else unpack(s) for s in batch.states]  # type: ignore[index]
-        self.targets, self.target_fps = [], array("Q")
-        self.visited.add(batch.fps, batch.indices)
+    def _settle(self, batch: Settle) -> list[tuple[int, PState]]:
+        """Learn the indices the coordinator gave; the new states this partition owns and now expands."""
+        known = self.known
+        for key, index in zip(self.unknown_keys, batch.resolved.tolist(), strict=True):
+            if index >= 0:
+                known[key] = index
+            else:
+                del known[key]
+        self.unknown_keys, self.unknown_states, self.unknown_firsts = [], [], array("q")
+        level = []
+        for index, state in batch.initial:
+            known[self._key(state)] = index
+            level.append((index, state))
+        for index, state in zip(batch.admitted.tolist(), self.new_states, strict=True):
+            if index >= 0:
+                known[self._key(state)] = index
+                level.append((index, state))
+            else:  # past the cut: the search stops, but no candidate's code may stay behind
+                known.pop(self._key(state), None)
+        self.new_states = []
+        return level
+
+    def _judge(self, level: list[tuple[int, PState]], batch: Settle, reply: dict[str, Any]) -> None:
         if not batch.judge:
-            return states
-        waiting = [p for p in self.product.sometimes if p.name in batch.pending]
+            return
+        waiting = [p for p in self.product.sometimes if p.name in batch.waiting]
         live = self.product.liveness if batch.liveness else ()
         reached: dict[str, int] = {}
-        unmet = bytearray(len(states))
-        trigger = bytearray(len(states))
-        for j, (index, state) in enumerate(zip(batch.indices.tolist(), states, strict=True)):
+        unmet = bytearray(len(level))
+        trigger = bytearray(len(level))
+        for j, (index, state) in enumerate(level):
             self.at = index
             for bit, prop in enumerate(live):
                 if not prop.goal(state):
@@ -160,18 +234,17 @@ class Partition:
                 if prop.name not in reached and prop.state(state[0]):
                     reached[prop.name] = index
         reply.update(reached=reached, unmet=bytes(unmet), trigger=bytes(trigger))
-        return states
 
     def _expand(self, level: list[tuple[int, PState]], budget: Budget) -> dict[str, Any]:
-        product, model = self.product, self.model
-        keys, fps, kinds, actors, slots = array("q"), array("Q"), array("H"), array("H"), array("i")
-        targets, target_fps = self.targets, self.target_fps
-        slot_of: dict[int, int] = {}
+        product, model, symmetry = self.product, self.model, self.symmetry
+        keys, refs, codes = array("q"), array("q"), array("I")
+        known, unknown_keys, unknown_states = self.known, self.unknown_keys, self.unknown_states
+        unknown_firsts = self.unknown_firsts
         findings: list[tuple[str, str, int, int]] = []  # (property, message, source index, action or -1)
         terminal = array("q")
         deadline = None if budget.seconds is None else time.monotonic() + budget.seconds
         ceiling = None if budget.memory_mb is None else private_mb() + budget.memory_mb
-        kind_code, actor_code = self.kinds.code, self.actors.code
+        action_codes = self.actions
         failure: dict[str, Any] = {}
         rows = reported = 0
         try:
@@ -185,17 +258,19 @@ class Partition:
                 base = index << KEY_BITS
                 moves = product.moves(state)
                 for k, action, target, violations in moves:
-                    fp = fingerprint(canonical(model, target) if self.symmetry else target)
-                    slot = slot_of.get(fp)
-                    if slot is None:
-                        slot = slot_of[fp] = len(targets)
-                        targets.append(target)
-                        target_fps.append(fp)
+                    key = canonical(model, target) if symmetry else target
+                    unseen = -1 - len(unknown_keys)
+                    ref = known.setdefault(key, unseen)  # one hash of the state, known or not
+                    if ref == unseen:
+                        unknown_keys.append(key)
+                        unknown_states.append(target)
+                        unknown_firsts.append(base | k)
                     keys.append(base | k)
-                    fps.append(fp)
-                    kinds.append(kind_code(action.kind))
-                    actors.append(actor_code(action.actor))
-                    slots.append(slot)
+                    refs.append(ref)
+                    code = action_codes.get(action)
+                    if code is None:
+                        code = action_codes[action] = len(action_codes)
+                    codes.append(code)
                     if violations:
                         findings += [(v.property, v.message, index, k) for v in violations]
                 if not moves:
@@ -203,17 +278,36 @@ class Partition:
                     findings += [(v.property, v.message, index, -1) for v in product.end_violations(state)]
         except ModelError as error:  # the sources before this one are whole; the coordinator orders the error
             failure = {"error": error, "expanding": index}
-            for column in (keys, fps, kinds, actors, slots):
+            for column in (keys, refs, codes):
                 del column[rows:]
             del findings[reported:]
             if terminal and terminal[-1] == index:
                 terminal.pop()
-        self._forget_visited_targets()
-        return {**failure, "keys": np.frombuffer(keys, dtype=np.int64), "fps": np.frombuffer(fps, dtype=np.uint64),
-                "kinds": np.frombuffer(kinds, dtype=np.uint16), "actors": np.frombuffer(actors, dtype=np.uint16),
-                "slots": np.frombuffer(slots, dtype=np.int32), "kind_names": list(self.kinds),
-                "actor_names": list(self.actors), "findings": findings,
+        met = list(self.actions)[self.sent:]
+        self.sent = len(self.actions)
+        return {**failure, **self._ask(), "keys": np.frombuffer(keys, dtype=np.int64),
+                "refs": np.frombuffer(refs, dtype=np.int64), "codes": np.frombuffer(codes, dtype=np.uint32),
+                "met": [(action.kind, action.actor) for action in met], "findings": findings,
                 "terminal": np.frombuffer(terminal, dtype=np.int64)}
+
+    def _ask(self) -> dict[str, Any]:
+        """This level's unknown targets by owner: those owned here are kept for `admit`; the others
+        leave pickled, one `Asked` per owner, with the numbers of all in `own` order kept too."""
+        keys = self.unknown_keys
+        owners = owners_of(keys, self.workers, self.forked)
+        by_owner = [np.flatnonzero(owners == owner) for owner in range(self.workers)]
+        firsts = np.frombuffer(self.unknown_firsts, dtype=np.int64)
+        mine = by_owner[self.me]
+        self._owned_unknown = ([keys[n] for n in mine.tolist()], [self.unknown_states[n] for n in mine.tolist()],
+                               firsts[mine].tolist())
+        asked: dict[int, Asked] = {}
+        for owner, numbers in enumerate(by_owner):
+            if owner == self.me or not len(numbers):
+                continue
+            targets = [self.unknown_states[n] for n in numbers.tolist()]
+            asked[owner] = Asked(numbers, firsts[numbers],
+                                 pickle.dumps(targets, protocol=pickle.HIGHEST_PROTOCOL))
+        return {"own_numbers": mine, "asked": asked}
 
     def _probe(self, level: list[tuple[int, PState]]) -> bool:
         for index, state in level:
@@ -221,11 +315,3 @@ class Partition:
             if self.product.actions(state):
                 return True
         return False
-
-    def _forget_visited_targets(self) -> None:
-        """Drop the targets this partition owns and has already visited: only new ones are asked for."""
-        fps = np.frombuffer(self.target_fps, dtype=np.uint64)
-        mine = np.flatnonzero(fps % np.uint64(self.workers) == self.me)
-        old = mine[self.visited.lookup(fps[mine]) >= 0]
-        for slot in old.tolist():
-            self.targets[slot] = None

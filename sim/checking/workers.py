@@ -129,7 +129,7 @@ class RemotePartition(Partition):
     """A partition built on a Dask worker from the model's reference."""
 
     def __init__(self, reference: ModelReference, me: int, workers: int, symmetry: bool) -> None:
-        super().__init__(reference.build(), me, workers, symmetry)
+        super().__init__(reference.build(), me, workers, symmetry, forked=False)
 
 
 class ActorGroup:
