@@ -96,6 +96,7 @@ class FoundryModel(ModelBase):
         self.queued_at_shutdown = params["queued_handle_at_shutdown"]
         self.promote_during_shutdown = params["promote_during_shutdown"]
         self.always_cancelled = params["explicit_cancel_outcome"] == "always_cancelled"
+        self.observer = E.Observer(self, facts)
 
     # ------------------------------------------------------------------ actions
     def init_states(self) -> Sequence[FoundryState]:
@@ -304,15 +305,15 @@ class FoundryModel(ModelBase):
         return self._down(s, DONE)
 
     # ------------------------------------------------------------------ observation
-    def step(self, s: FoundryState, a: Action) -> tuple[FoundryState, list[Event]] | None:
+    def step(self, s: FoundryState, a: Action) -> tuple[FoundryState, Sequence[Event]] | None:
         t = self.next_state(s, a)
         return None if t is None else (t, self.observe(s, a, t))
 
-    def observe(self, s: FoundryState, a: Action, t: FoundryState) -> list[Event]:
-        return E.observe(self, s, a, t)
+    def observe(self, s: FoundryState, a: Action, t: FoundryState) -> Sequence[Event]:
+        return self.observer.observe(s, a, t)
 
-    def facts(self, event: Event) -> list[Fact]:
-        return facts(event)
+    def facts(self, event: Event) -> Sequence[Fact]:
+        return self.observer.facts(event)
 
     def properties(self) -> list[Property]:
         from models.foundry.properties import properties
