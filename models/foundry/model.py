@@ -97,12 +97,23 @@ class FoundryModel(ModelBase):
         self.promote_during_shutdown = params["promote_during_shutdown"]
         self.always_cancelled = params["explicit_cancel_outcome"] == "always_cancelled"
         self.observer = E.Observer(self, facts)
+        self.enabled: dict[tuple, tuple[Action, ...]] = {}
 
     # ------------------------------------------------------------------ actions
     def init_states(self) -> Sequence[FoundryState]:
         return [initial_state(self.n)]
 
-    def actions(self, s: FoundryState) -> list[Action]:
+    def actions(self, s: FoundryState) -> Sequence[Action]:
+        """The enabled actions, remembered per the fields of the state they depend on (a search meets the
+        same few combinations of them in state after state)."""
+        key = (s.proc, s.callers, s.queued, s.cancels, s.turn, s.checks, s.resolved, s.seen, len(s.queue),
+               s.crashes, s.shutdowns)
+        enabled = self.enabled.get(key)
+        if enabled is None:
+            enabled = self.enabled[key] = tuple(self._enabled(s))
+        return enabled
+
+    def _enabled(self, s: FoundryState) -> list[Action]:
         out: list[Action] = []
         if s.proc in (UP, BOOT):
             issued = tuple(k for k in range(self.n) if s.callers[k] != IDLE)

@@ -9,6 +9,7 @@ these cover what only Foundry promises, in its own words.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from operator import attrgetter
 from typing import Any, Generic, TypeVar
 
 from models.foundry.events import HTTP_REPLY
@@ -47,6 +48,7 @@ S = FoundryState
 IN_FLIGHT = (ENTERING, RUNNING)
 REPLY_OUTCOME = {(status, code): outcome for outcome, (status, code, _) in HTTP_REPLY.items() if code is not None}
 RECORD_FIELDS = ("status", "last", "active", "queue", "turn", "cancel", "requested", "seen", "futures", "handle")
+record = attrgetter(*RECORD_FIELDS)
 READ_LIMIT = 1 << 12  # tuples of events a reading remembers; past it it starts again
 R = TypeVar("R")
 
@@ -117,14 +119,14 @@ def properties(params: Mapping[str, Any], bug: str | None = None) -> list[Proper
 
     def pre_cancel(s: S, a: Action, t: S) -> bool:
         set_up = t.turn == ENTERING and (s.turn != ENTERING or s.active != t.active)
-        if a.kind == "caller.start" and needs_recovery(s):
+        if not set_up or (a.kind == "caller.start" and needs_recovery(s)):
             return True  # recovered, then signalled by the enqueue in the same start(): the signal rule judges it
-        return not set_up or t.cancel == (bool(t.queue) and precancel)
+        return t.cancel == (bool(t.queue) and precancel)
 
     def side_effect_free(s: S, a: Action, t: S, events: Sequence[Event]) -> bool:
         if a.kind != "caller.start" or needs_recovery(s) or answered(events) not in REJECTIONS:
             return True
-        return all(getattr(s, name) == getattr(t, name) for name in RECORD_FIELDS)
+        return record(s) == record(t)
 
     def if_match(s: S, a: Action, t: S, events: Sequence[Event]) -> bool:
         if a.kind != "caller.start":
