@@ -166,6 +166,8 @@ class Observer:
         if kind == "caller.start":
             c, if_last = a.args
             return self.built("start", model.surface, c, if_last, model.start_outcome(s, c, if_last), s.last)
+        if kind == "framework.advance":  # the next most frequent step, and a silent one
+            return NO_EVENTS
         if kind == "caller.cancel":
             c = a.args[0]
             return self.built("cancel", c, c in s.queue)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from operator import attrgetter
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
 from models.foundry.events import HTTP_REPLY
 from models.foundry.facts import facts
@@ -53,23 +53,22 @@ READ_LIMIT = 1 << 12  # tuples of events a reading remembers; past it it starts 
 R = TypeVar("R")
 
 
-class Reading(Generic[R]):
+def reading(derive: Callable[[Sequence[Event]], R]) -> Callable[[Sequence[Event]], R]:
     """`derive(events)`, remembered per tuple of events by identity (the tuple is kept, so its id stays its
     own). The model shares each distinct tuple of events among all the steps that show it
     (`models.foundry.events.Observer`), so a search derives what a property reads of the events once per
     tuple, not once per step; a derivation that raises is not remembered, so it raises again."""
+    known: dict[int, tuple[Sequence[Event], R]] = {}
 
-    def __init__(self, derive: Callable[[Sequence[Event]], R]) -> None:
-        self.derive = derive
-        self.known: dict[int, tuple[Sequence[Event], R]] = {}
-
-    def __call__(self, events: Sequence[Event]) -> R:
-        hit = self.known.get(id(events))
+    def read(events: Sequence[Event]) -> R:
+        hit = known.get(id(events))
         if hit is None:
-            if len(self.known) >= READ_LIMIT:
-                self.known.clear()
-            hit = self.known[id(events)] = (events, self.derive(events))
+            if len(known) >= READ_LIMIT:
+                known.clear()
+            hit = known[id(events)] = (events, derive(events))
         return hit[1]
+
+    return read
 
 
 def start_outcome(events: Sequence[Event]) -> str:
@@ -91,7 +90,7 @@ def properties(params: Mapping[str, Any], bug: str | None = None) -> list[Proper
     must satisfy). What start() answered and the `ctx.input_id` a turn sees are read from the step's
     events, which the engine hands the properties that need them."""
     cap, steerable, precancel = params["queue_cap"], params["steerable"], params["precancel_if_successors"]
-    answered = Reading(start_outcome)
+    answered = reading(start_outcome)
 
     def fifo(s: S, a: Action, t: S) -> bool:
         return not (t.active != s.active and t.active >= 0 and s.queue and t.active != s.queue[0])
@@ -148,7 +147,7 @@ def properties(params: Mapping[str, Any], bug: str | None = None) -> list[Proper
                 and t.cancel == s.cancel)
 
     def recovery(s: S, a: Action, t: S) -> bool:
-        recovering = needs_recovery(s) and a.kind in ("framework.recover", "caller.start")
+        recovering = a.kind in ("framework.recover", "caller.start") and needs_recovery(s)
         return not recovering or (t.active == s.active and t.queue[: len(s.queue)] == s.queue)
 
     props: list[Property] = [
@@ -214,10 +213,10 @@ def _observations(params: Mapping[str, Any]) -> list[Property]:
     """Properties over what a step emits (its native events and their facts), besides those above that
     read the record: each judges an event the caller, the handler or a recorded trace would see, so a
     step that emits the wrong thing is seen even when the state it reaches is right."""
-    budgets = Reading(_budget_reading)
-    results_of = Reading(_results)
-    reply_read_as_spec = Reading(lambda events: _reply_read_as_spec(params, events))
-    recovered_entries_cancelled = Reading(_recovered_entries_cancelled)
+    budgets = reading(_budget_reading)
+    results_of = reading(_results)
+    reply_read_as_spec = reading(lambda events: _reply_read_as_spec(params, events))
+    recovered_entries_cancelled = reading(_recovered_entries_cancelled)
     max_cancels, max_crashes, max_shutdowns = params["queued_cancels"], params["crashes"], params["shutdowns"]
     max_checks, at_stop = params["handler_steps"], params["queued_handle_at_shutdown"]
 
