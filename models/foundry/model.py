@@ -98,6 +98,7 @@ class FoundryModel(ModelBase):
         self.always_cancelled = params["explicit_cancel_outcome"] == "always_cancelled"
         self.observer = E.Observer(self, facts)
         self.enabled: dict[tuple, tuple[Action, ...]] = {}
+        self.made: dict[Action, Action] = {}
 
     # ------------------------------------------------------------------ actions
     def init_states(self) -> Sequence[FoundryState]:
@@ -105,12 +106,14 @@ class FoundryModel(ModelBase):
 
     def actions(self, s: FoundryState) -> Sequence[Action]:
         """The enabled actions, remembered per the fields of the state they depend on (a search meets the
-        same few combinations of them in state after state)."""
+        same few combinations of them in state after state), each action kept once however many
+        combinations enable it."""
         key = (s.proc, s.callers, s.queued, s.cancels, s.turn, s.checks, s.resolved, s.seen, len(s.queue),
                s.crashes, s.shutdowns)
         enabled = self.enabled.get(key)
         if enabled is None:
-            enabled = self.enabled[key] = tuple(self._enabled(s))
+            made = self.made
+            enabled = self.enabled[key] = tuple([made.setdefault(action, action) for action in self._enabled(s)])
         return enabled
 
     def _enabled(self, s: FoundryState) -> list[Action]:
