@@ -136,9 +136,10 @@ BUILDERS: dict[str, Callable[..., list[Event]]] = {
 
 class Observer:
     """The events of one model's steps, each distinct tuple of them built once (`built`, keyed by the
-    builder's name and the values it reads) and shared, and `facts`, which reads an event's facts once
-    for every event built here (by identity: they are kept, so their ids stay theirs) and afresh for
-    any other event (a recorded one, say)."""
+    builder's name and the values it reads, so its size is bounded by the parameters: a few hundred
+    tuples at the benchmark's sizes) and shared; the end of a grace period, rare and of many shapes, is
+    built afresh. `facts` reads an event's facts once for every event built here (by identity: they are
+    kept, so their ids stay theirs) and afresh for any other event (a recorded one, say)."""
 
     def __init__(self, model: FoundryModel, read_facts: Callable[[Event], Sequence[Fact]]) -> None:
         self.model = model
