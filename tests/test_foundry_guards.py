@@ -35,7 +35,7 @@ class ExtraCancel(FoundryModel):
     """One TaskRun.cancel() more than queued_cancels allows."""
 
     def actions(self, s):
-        out = super().actions(s)
+        out = list(super().actions(s))
         if s.proc == UP and s.cancels == self.max_cancels:
             out += [Action(f"caller:{c}", "caller.cancel", (c,))
                     for c in range(self.n) if s.callers[c] == WAITING and s.queued[c]]

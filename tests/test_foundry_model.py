@@ -117,3 +117,28 @@ def test_a_simulated_run_is_a_path_that_uses_the_package_vocabulary():
 def test_a_bad_parameter_is_refused_with_the_allowed_values():
     with pytest.raises(UsageError, match="accept, execute"):
         SPEC.build({"last_input_id_advances_on": "never"})
+
+
+@pytest.mark.parametrize(("params", "bug"), [
+    (SMALL, None),
+    ({**SMALL, "shutdowns": 1, "handler_steps": 2}, None),
+    ({**SMALL, "callers_in_order": False, "preconditions": False}, None),
+    (SMALL, "resolve-after-promote"),
+    (SMALL, "stale-count-after-cancel"),
+])
+def test_the_remembered_actions_of_every_reachable_state_are_its_enabled_actions(params, bug):
+    """`actions` remembers the enabled actions per the state fields they depend on: in every reachable state
+    they are the ones the state enables, and the facts of every step's shared events are those of its
+    events read afresh."""
+    model = SPEC.build(params, bug)
+    frontier, seen = list(model.init_states()), set(model.init_states())
+    while frontier:
+        s = frontier.pop()
+        assert model.actions(s) == tuple(model._enabled(s))
+        for action in model.actions(s):
+            t, events = model.step(s, action)
+            assert [f for e in events for f in model.facts(e)] == [f for e in events for f in facts(e)]
+            if t not in seen:
+                seen.add(t)
+                frontier.append(t)
+    assert len(seen) > 100

@@ -96,12 +96,27 @@ class FoundryModel(ModelBase):
         self.queued_at_shutdown = params["queued_handle_at_shutdown"]
         self.promote_during_shutdown = params["promote_during_shutdown"]
         self.always_cancelled = params["explicit_cancel_outcome"] == "always_cancelled"
+        self.observer = E.Observer(self, facts)
+        self.enabled: dict[tuple, tuple[Action, ...]] = {}
+        self.made: dict[Action, Action] = {}
 
     # ------------------------------------------------------------------ actions
     def init_states(self) -> Sequence[FoundryState]:
         return [initial_state(self.n)]
 
-    def actions(self, s: FoundryState) -> list[Action]:
+    def actions(self, s: FoundryState) -> Sequence[Action]:
+        """The enabled actions, remembered per the fields of the state they depend on (a search meets the
+        same few combinations of them in state after state), each action kept once however many
+        combinations enable it."""
+        key = (s.proc, s.callers, s.queued, s.cancels, s.turn, s.checks, s.resolved, s.seen, len(s.queue),
+               s.crashes, s.shutdowns)
+        enabled = self.enabled.get(key)
+        if enabled is None:
+            made = self.made
+            enabled = self.enabled[key] = tuple([made.setdefault(action, action) for action in self._enabled(s)])
+        return enabled
+
+    def _enabled(self, s: FoundryState) -> list[Action]:
         out: list[Action] = []
         if s.proc in (UP, BOOT):
             issued = tuple(k for k in range(self.n) if s.callers[k] != IDLE)
@@ -304,15 +319,15 @@ class FoundryModel(ModelBase):
         return self._down(s, DONE)
 
     # ------------------------------------------------------------------ observation
-    def step(self, s: FoundryState, a: Action) -> tuple[FoundryState, list[Event]] | None:
+    def step(self, s: FoundryState, a: Action) -> tuple[FoundryState, Sequence[Event]] | None:
         t = self.next_state(s, a)
         return None if t is None else (t, self.observe(s, a, t))
 
-    def observe(self, s: FoundryState, a: Action, t: FoundryState) -> list[Event]:
-        return E.observe(self, s, a, t)
+    def observe(self, s: FoundryState, a: Action, t: FoundryState) -> Sequence[Event]:
+        return self.observer.observe(s, a, t)
 
-    def facts(self, event: Event) -> list[Fact]:
-        return facts(event)
+    def facts(self, event: Event) -> Sequence[Fact]:
+        return self.observer.facts(event)
 
     def properties(self) -> list[Property]:
         from models.foundry.properties import properties

@@ -8,8 +8,9 @@ these cover what only Foundry promises, in its own words.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from operator import attrgetter
+from typing import Any, TypeVar
 
 from models.foundry.events import HTTP_REPLY
 from models.foundry.facts import facts
@@ -47,6 +48,27 @@ S = FoundryState
 IN_FLIGHT = (ENTERING, RUNNING)
 REPLY_OUTCOME = {(status, code): outcome for outcome, (status, code, _) in HTTP_REPLY.items() if code is not None}
 RECORD_FIELDS = ("status", "last", "active", "queue", "turn", "cancel", "requested", "seen", "futures", "handle")
+record = attrgetter(*RECORD_FIELDS)
+READ_LIMIT = 1 << 12  # tuples of events a reading remembers; past it it starts again
+R = TypeVar("R")
+
+
+def reading(derive: Callable[[Sequence[Event]], R]) -> Callable[[Sequence[Event]], R]:
+    """`derive(events)`, remembered per tuple of events by identity (the tuple is kept, so its id stays its
+    own). The model shares each distinct tuple of events among all the steps that show it
+    (`models.foundry.events.Observer`), so a search derives what a property reads of the events once per
+    tuple, not once per step; a derivation that raises is not remembered, so it raises again."""
+    known: dict[int, tuple[Sequence[Event], R]] = {}
+
+    def read(events: Sequence[Event]) -> R:
+        hit = known.get(id(events))
+        if hit is None:
+            if len(known) >= READ_LIMIT:
+                known.clear()
+            hit = known[id(events)] = (events, derive(events))
+        return hit[1]
+
+    return read
 
 
 def start_outcome(events: Sequence[Event]) -> str:
@@ -68,6 +90,7 @@ def properties(params: Mapping[str, Any], bug: str | None = None) -> list[Proper
     must satisfy). What start() answered and the `ctx.input_id` a turn sees are read from the step's
     events, which the engine hands the properties that need them."""
     cap, steerable, precancel = params["queue_cap"], params["steerable"], params["precancel_if_successors"]
+    answered = reading(start_outcome)
 
     def fifo(s: S, a: Action, t: S) -> bool:
         return not (t.active != s.active and t.active >= 0 and s.queue and t.active != s.queue[0])
@@ -95,26 +118,26 @@ def properties(params: Mapping[str, Any], bug: str | None = None) -> list[Proper
 
     def pre_cancel(s: S, a: Action, t: S) -> bool:
         set_up = t.turn == ENTERING and (s.turn != ENTERING or s.active != t.active)
-        if a.kind == "caller.start" and needs_recovery(s):
+        if not set_up or (a.kind == "caller.start" and needs_recovery(s)):
             return True  # recovered, then signalled by the enqueue in the same start(): the signal rule judges it
-        return not set_up or t.cancel == (bool(t.queue) and precancel)
+        return t.cancel == (bool(t.queue) and precancel)
 
     def side_effect_free(s: S, a: Action, t: S, events: Sequence[Event]) -> bool:
-        if a.kind != "caller.start" or needs_recovery(s) or start_outcome(events) not in REJECTIONS:
+        if a.kind != "caller.start" or needs_recovery(s) or answered(events) not in REJECTIONS:
             return True
-        return all(getattr(s, name) == getattr(t, name) for name in RECORD_FIELDS)
+        return record(s) == record(t)
 
     def if_match(s: S, a: Action, t: S, events: Sequence[Event]) -> bool:
         if a.kind != "caller.start":
             return True
         if_last = a.args[1]
         stale = if_last != NOBODY and s.last != NOBODY and if_last != s.last
-        return not stale or start_outcome(events) == PRECONDITION
+        return not stale or answered(events) == PRECONDITION
 
     def non_steerable(s: S, a: Action, t: S, events: Sequence[Event]) -> bool:
         if steerable or a.kind != "caller.start" or s.status != IN_PROGRESS or s.proc != UP:
             return True
-        return start_outcome(events) != QUEUED
+        return answered(events) != QUEUED
 
     def queued_cancel(s: S, a: Action, t: S) -> bool:
         if a.kind != "caller.cancel" or a.args[0] not in s.queue:
@@ -124,7 +147,7 @@ def properties(params: Mapping[str, Any], bug: str | None = None) -> list[Proper
                 and t.cancel == s.cancel)
 
     def recovery(s: S, a: Action, t: S) -> bool:
-        recovering = needs_recovery(s) and a.kind in ("framework.recover", "caller.start")
+        recovering = a.kind in ("framework.recover", "caller.start") and needs_recovery(s)
         return not recovering or (t.active == s.active and t.queue[: len(s.queue)] == s.queue)
 
     props: list[Property] = [
@@ -190,52 +213,45 @@ def _observations(params: Mapping[str, Any]) -> list[Property]:
     """Properties over what a step emits (its native events and their facts), besides those above that
     read the record: each judges an event the caller, the handler or a recorded trace would see, so a
     step that emits the wrong thing is seen even when the state it reaches is right."""
+    budgets = reading(_budget_reading)
+    results_of = reading(_results)
+    reply_read_as_spec = reading(lambda events: _reply_read_as_spec(params, events))
+    recovered_entries_cancelled = reading(_recovered_entries_cancelled)
+    max_cancels, max_crashes, max_shutdowns = params["queued_cancels"], params["crashes"], params["shutdowns"]
+    max_checks, at_stop = params["handler_steps"], params["queued_handle_at_shutdown"]
+
     def within_parameters(s: S, a: Action, t: S, events: Sequence[Event]) -> bool:
-        names = [e.name for e in events]
-        budgets = ((names.count("TaskRun.cancel"), s.cancels, t.cancels, params["queued_cancels"]),
-                   (names.count("process.crash"), s.crashes, t.crashes, params["crashes"]),
-                   (names.count("process.shutdown"), s.shutdowns, t.shutdowns, params["shutdowns"]))
-        if any(after - before != seen or after > budget for seen, before, after, budget in budgets):
+        cancels, crashes, shutdowns, checked, cancelled = budgets(events)
+        if (t.cancels - s.cancels != cancels or t.cancels > max_cancels or t.crashes - s.crashes != crashes
+                or t.crashes > max_crashes or t.shutdowns - s.shutdowns != shutdowns or t.shutdowns > max_shutdowns):
             return False
-        if "handler.check" in names and not (t.checks == s.checks + 1 <= params["handler_steps"]):
+        if checked and not (t.checks == s.checks + 1 <= max_checks):
             return False
-        cancelled = [_caller(e) for e in events if e.name == "TaskRun.cancel"]
         return all(s.callers[c] == WAITING and s.queued[c] for c in cancelled)
 
     def handle_outcome(s: S, a: Action, t: S, events: Sequence[Event]) -> bool:
-        results = [e for e in events if e.name == "TaskRun.result"]
-        if any(s.callers[_caller(e)] != WAITING for e in results):
+        results, kind = results_of(events), a.kind
+        if not results and kind != "process.stop":
+            return True
+        if any(s.callers[c] != WAITING for c, _, _, _ in results):
             return False  # a handle resolves at most once
-        if a.kind == "caller.cancel":
-            return all(e.data["outcome"] == CANCELLED and not e.data["entered"] for e in results)
-        if a.kind == "framework.resolve":
-            return all(_caller(e) == s.handle and e.data["outcome"] == _finished(params, s)
-                       and e.data["value"] == (input_id(s.active) if e.data["outcome"] == RETURNED else None)
-                       for e in results)
-        if a.kind == "process.stop":
+        if kind == "caller.cancel":
+            return all(outcome == CANCELLED and not entered for _, outcome, _, entered in results)
+        if kind == "framework.resolve":
+            return all(c == s.handle and outcome == _finished(params, s)
+                       and value == (input_id(s.active) if outcome == RETURNED else None)
+                       for c, outcome, value, _ in results)
+        if kind == "process.stop":
             waiting = sorted(c for c, phase in enumerate(s.callers) if phase == WAITING)
-            at_stop = params["queued_handle_at_shutdown"]
-            expected = [CANCELLED if s.turn == RUNNING and _caller(e) == s.handle else at_stop for e in results]
-            return sorted(map(_caller, results)) == waiting and [e.data["outcome"] for e in results] == expected
-        return not results
+            expected = [CANCELLED if s.turn == RUNNING and c == s.handle else at_stop for c, _, _, _ in results]
+            return sorted(c for c, _, _, _ in results) == waiting and [r[1] for r in results] == expected
+        return False
 
     def reply_facts(s: S, a: Action, t: S, events: Sequence[Event]) -> bool:
-        if a.kind != "caller.start":
-            return True
-        reply = events[-1].data if params["surface"] == "responses" else {"status": 200 if events[-1].name == "TaskRun"
-                                                                 else events[-1].name}
-        queued = reply.get("response_status") == "queued" or bool(events[-1].data.get("is_queued"))
-        names = [f.name for e in events for f in facts(e)]
-        if reply["status"] == 200:
-            return names == (["steer.submitted", "steer.accepted"] if queued else [])
-        code = reply.get("code", reply["status"])
-        rejected = [f for e in events for f in facts(e) if f.name == "steer.rejected"]
-        return names == ["steer.submitted", "steer.rejected"] and rejected[0]["code"] == code
+        return a.kind != "caller.start" or reply_read_as_spec(events)
 
     def recovered_turn_signalled(s: S, a: Action, t: S, events: Sequence[Event]) -> bool:
-        entries = [e.data for e in events if e.name == "handler.enter"]
-        accepted_behind = any(c in s.queue for c in s.futures)
-        return all(e["cancel"] for e in entries if e["entry_mode"] == "recovered" and accepted_behind)
+        return recovered_entries_cancelled(events) or not any(c in s.queue for c in s.futures)
 
     def shutdown_promotion(s: S, a: Action, t: S) -> bool:
         ends_with_queue = (a.kind == "framework.advance" and s.proc == STOPPING and bool(s.queue)
@@ -316,6 +332,38 @@ def _behaviour_guards(params: Mapping[str, Any]) -> list[Property]:
             s.callers[k] != IDLE and IDLE in s.callers[:k] for k in range(params["callers"])),
             doc="a caller calls before one with a lower index"))
     return out
+
+
+def _budget_reading(events: Sequence[Event]) -> tuple[int, int, int, bool, tuple[int, ...]]:
+    """What within-parameters reads of a step's events: how many queued cancels, crashes and shutdowns
+    they show, whether a handler reached a safe point, and whose handles were cancelled."""
+    names = [e.name for e in events]
+    return (names.count("TaskRun.cancel"), names.count("process.crash"), names.count("process.shutdown"),
+            "handler.check" in names, tuple(_caller(e) for e in events if e.name == "TaskRun.cancel"))
+
+
+def _results(events: Sequence[Event]) -> tuple[tuple[int, str, str | None, bool], ...]:
+    """The handles a step's events resolve: (caller, outcome, value, entered) of each TaskRun.result."""
+    return tuple((_caller(e), e.data["outcome"], e.data["value"], e.data["entered"])
+                 for e in events if e.name == "TaskRun.result")
+
+
+def _reply_read_as_spec(params: Mapping[str, Any], events: Sequence[Event]) -> bool:
+    """A start()'s reply read as spec 5 says (its events are the call and the reply)."""
+    reply = events[-1].data if params["surface"] == "responses" else {"status": 200 if events[-1].name == "TaskRun"
+                                                                     else events[-1].name}
+    queued = reply.get("response_status") == "queued" or bool(events[-1].data.get("is_queued"))
+    names = [f.name for e in events for f in facts(e)]
+    if reply["status"] == 200:
+        return names == (["steer.submitted", "steer.accepted"] if queued else [])
+    code = reply.get("code", reply["status"])
+    rejected = [f for e in events for f in facts(e) if f.name == "steer.rejected"]
+    return names == ["steer.submitted", "steer.rejected"] and rejected[0]["code"] == code
+
+
+def _recovered_entries_cancelled(events: Sequence[Event]) -> bool:
+    """Every recovered turn a step's events enter starts with ctx.cancel set."""
+    return all(e.data["cancel"] for e in events if e.name == "handler.enter" and e.data["entry_mode"] == "recovered")
 
 
 def _caller(event: Event) -> int:
