@@ -26,10 +26,15 @@ def _call_index(call: str) -> int:
 def replay_lifecycle(seen: tuple[int, ...], events: Sequence[Event]) -> tuple[int, ...]:
     """Each call's lifecycle after `events` (0 none, 1 started, 2 ended, 3 result), from the events
     alone: an assistant message that asks for tools opens a new batch. Unknown calls are ignored; the
-    judging is `_lifecycle_ok`'s."""
-    life = list(seen)
+    judging is `_lifecycle_ok`'s. A step without tool events leaves `seen` as it is."""
+    life = None
     for event in events:
-        name, data = event.name, event.data
+        name = event.name
+        if name not in _LIFECYCLE_EVENTS:
+            continue
+        if life is None:
+            life = list(seen)
+        data = event.data
         if name == "message_end" and data["role"] == "assistant" and data["toolCalls"]:
             life = [0] * len(data["toolCalls"])
             continue
@@ -41,7 +46,7 @@ def replay_lifecycle(seen: tuple[int, ...], events: Sequence[Event]) -> tuple[in
         index = _call_index(data.get("toolCallId", data.get("id", "")))
         if index < len(life):
             life[index] = step
-    return tuple(life)
+    return seen if life is None else tuple(life)
 
 
 _LIFECYCLE_STEP = {"tool_execution_start": 1, "tool_execution_end": 2}
@@ -111,6 +116,8 @@ def _steer_before_launch(s: OpenClawState, a: Action, t: OpenClawState, events: 
 def _skip_exact(cfg: Config, s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]) -> bool:
     for event in events:
         data = event.data
+        if "text" not in data and "details" not in data:  # neither a skip nor anything that reads like one
+            continue
         is_skip = data.get("details", {}).get("deniedReason") == "steering" or data.get("text") == cfg.skip_text
         if not is_skip:
             continue
@@ -132,7 +139,13 @@ def _steer_before_next_call(s: OpenClawState, a: Action, t: OpenClawState, event
 
 
 def _drained_not_lost(s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]) -> bool:
-    """A drained message reaches the transcript before agent_end, or goes back to its queue."""
+    """A drained message reaches the transcript before agent_end, or goes back to its queue (so a step
+    without agent_end loses nothing)."""
+    for event in events:
+        if event.name == "agent_end":
+            break
+    else:
+        return True
     open_items = set(s.pending)
     for event in events:
         if event.name == "steering_poll":
