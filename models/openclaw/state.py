@@ -74,17 +74,22 @@ class Step(list):
     so the handlers read and set `st.phase` as on a mutable state while the copy in (`list(state)`) and
     the state out (`tuple.__new__`) are each one C call: the explorer takes a step per transition."""
 
-    __slots__ = ("emitted",)
+    __slots__ = ("events",)
 
     def __init__(self, state: OpenClawState) -> None:
         list.__init__(self, state)
-        self.emitted: list[Event] = []  # the events emitted so far in this step
+        self.events: list[Event] = []
 
     def emit(self, *events: Event) -> None:
-        self.emitted.extend(events)
+        self.events.extend(events)
+
+    @property
+    def emitted(self) -> list[Event]:
+        """The events emitted so far in this step."""
+        return self.events
 
     def done(self) -> tuple[OpenClawState, list[Event]]:
-        return _new(OpenClawState, self), self.emitted
+        return _new(OpenClawState, self), self.events
 
 
 def _field(index: int) -> property:
