@@ -107,7 +107,7 @@ class OpenClawModel(ModelBase):
     def step(self, s: OpenClawState, a: Action) -> tuple[OpenClawState, list[Event]]:
         st = Step(s)
         self._apply(st, a)
-        st.seen = replay_lifecycle(s.seen, st.emitted)
+        st.seen = replay_lifecycle(s.seen, st.events)
         return st.done()
 
     def _apply(self, st: Step, a: Action) -> None:

@@ -72,24 +72,19 @@ class Step(list):
 
     Every field is a property over its position (`_field`), whose getter is C (`operator.itemgetter`),
     so the handlers read and set `st.phase` as on a mutable state while the copy in (`list(state)`) and
-    the state out (`tuple.__new__`) are each one C call: the explorer takes a step per transition."""
+    the state out (`tuple.__new__` of a plain copy) are C calls: the explorer takes a step per transition."""
 
     __slots__ = ("events",)
 
     def __init__(self, state: OpenClawState) -> None:
         list.__init__(self, state)
-        self.events: list[Event] = []
+        self.events: list[Event] = []  # emitted so far in this step
 
     def emit(self, *events: Event) -> None:
         self.events.extend(events)
 
-    @property
-    def emitted(self) -> list[Event]:
-        """The events emitted so far in this step."""
-        return self.events
-
     def done(self) -> tuple[OpenClawState, list[Event]]:
-        return _new(OpenClawState, self), self.events
+        return _new(OpenClawState, self.copy()), self.events  # a plain list converts to a tuple the fastest
 
 
 def _field(index: int) -> property:
