@@ -11,9 +11,9 @@ _read: dict[int, tuple[Event, tuple[F.Fact, ...]]] = {}
 
 
 def facts(event: Event) -> tuple[F.Fact, ...]:
-    """One native event in the common vocabulary, remembered per event object: the model emits one
-    object per distinct event (`events._shared`), so a check reads each once. The memo holds the event,
-    so no other object can take its `id` while its entry lives."""
+    """One native event in the common vocabulary (`read`), remembered per event object: the model emits
+    most events as one shared object per distinct event (`events._shared`), so a check reads each of
+    those once. The memo holds the event, so no other object can take its `id` while its entry lives."""
     hit = _read.get(id(event))
     if hit is not None and hit[0] is event:
         return hit[1]

@@ -135,7 +135,7 @@ class OpenClawModel(ModelBase):
         else:
             RUNTIME_HANDLERS[kind](cfg, st)
 
-    def facts(self, event: Event) -> list[Fact]:
+    def facts(self, event: Event) -> tuple[Fact, ...]:
         return facts(event)
 
     def properties(self) -> list[Property]:
