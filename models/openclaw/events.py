@@ -83,11 +83,7 @@ def user_message(item: str) -> tuple[Event, Event]:
 
 @_shared
 def assistant_message(llm_call: int, calls: Sequence[str], stop_reason: str) -> tuple[Event, Event]:
-    start = Event(RUNTIME, "listeners", "message_start",
-                  {"role": "assistant", "id": f"a{llm_call}", "toolCalls": list(calls), "stopReason": stop_reason})
-    end = Event(RUNTIME, "listeners", "message_end",
-                {"role": "assistant", "id": f"a{llm_call}", "toolCalls": list(calls), "stopReason": stop_reason})
-    return start, end
+    return _message("assistant", f"a{llm_call}", toolCalls=list(calls), stopReason=stop_reason)
 
 
 def aborted_ending(turn_open: bool) -> list[Event]:
