@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from models.openclaw.queue_settings import DROP_ALIASES, normalize_mode
@@ -56,11 +57,12 @@ class Config:
         values["skip_text"] = SKIP_TEXTS[preset.skip_text if skip == PRESET else skip]
         return cls(**values, bug=bug)
 
-    @property
+    # cached: the step handlers ask these on every transition
+    @cached_property
     def codex(self) -> bool:
         return self.runtime == "codex"
 
-    @property
+    @cached_property
     def session(self) -> bool:
         """The AgentSession layer sits between the gateway and the Agent (not for Codex turns)."""
         return self.layer == "session" and not self.codex

@@ -6,8 +6,25 @@ from models.openclaw.events import CHAIN, TURN, is_message_id, items_of
 from sim.core import facts as F
 from sim.core.model import Event
 
+READ_LIMIT = 4096  # events whose facts are remembered; past it the memo starts again
+_read: dict[int, tuple[Event, tuple[F.Fact, ...]]] = {}
 
-def facts(event: Event) -> list[F.Fact]:
+
+def facts(event: Event) -> tuple[F.Fact, ...]:
+    """One native event in the common vocabulary (`read`), remembered per event object: the model emits
+    most events as one shared object per distinct event (`events._shared`), so a check reads each of
+    those once. The memo holds the event, so no other object can take its `id` while its entry lives."""
+    hit = _read.get(id(event))
+    if hit is not None and hit[0] is event:
+        return hit[1]
+    out = tuple(read(event))
+    if len(_read) >= READ_LIMIT:
+        _read.clear()
+    _read[id(event)] = (event, out)
+    return out
+
+
+def read(event: Event) -> list[F.Fact]:
     """One native event in the common vocabulary. Only inbound messages (`m*`) are steers; prompts,
     agent follow-ups and tool results are history or tool facts."""
     name, data = event.name, event.data

@@ -107,7 +107,7 @@ class OpenClawModel(ModelBase):
     def step(self, s: OpenClawState, a: Action) -> tuple[OpenClawState, list[Event]]:
         st = Step(s)
         self._apply(st, a)
-        st.seen = replay_lifecycle(s.seen, st.emitted)
+        st.seen = replay_lifecycle(s.seen, st.events)
         return st.done()
 
     def _apply(self, st: Step, a: Action) -> None:
@@ -135,7 +135,7 @@ class OpenClawModel(ModelBase):
         else:
             RUNTIME_HANDLERS[kind](cfg, st)
 
-    def facts(self, event: Event) -> list[Fact]:
+    def facts(self, event: Event) -> tuple[Fact, ...]:
         return facts(event)
 
     def properties(self) -> list[Property]:

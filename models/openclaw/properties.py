@@ -9,13 +9,14 @@ where the configuration can reach the situation they name.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from functools import partial
 
 from models.openclaw import events as E
 from models.openclaw.agent_core import NEW, RUNNING
 from models.openclaw.config import Config, route_of
 from models.openclaw.state import IDLE, START, OpenClawState
-from sim.core.model import Always, Event, Property, Sometimes
+from sim.core.model import Action, Always, Event, Property, Sometimes
 
 
 def _call_index(call: str) -> int:
@@ -25,10 +26,15 @@ def _call_index(call: str) -> int:
 def replay_lifecycle(seen: tuple[int, ...], events: Sequence[Event]) -> tuple[int, ...]:
     """Each call's lifecycle after `events` (0 none, 1 started, 2 ended, 3 result), from the events
     alone: an assistant message that asks for tools opens a new batch. Unknown calls are ignored; the
-    judging is `_lifecycle_ok`'s."""
-    life = list(seen)
+    judging is `_lifecycle_ok`'s. A step without tool events leaves `seen` as it is."""
+    life = None
     for event in events:
-        name, data = event.name, event.data
+        name = event.name
+        if name not in _LIFECYCLE_EVENTS:
+            continue
+        if life is None:
+            life = list(seen)
+        data = event.data
         if name == "message_end" and data["role"] == "assistant" and data["toolCalls"]:
             life = [0] * len(data["toolCalls"])
             continue
@@ -40,31 +46,39 @@ def replay_lifecycle(seen: tuple[int, ...], events: Sequence[Event]) -> tuple[in
         index = _call_index(data.get("toolCallId", data.get("id", "")))
         if index < len(life):
             life[index] = step
-    return tuple(life)
+    return seen if life is None else tuple(life)
 
 
 _LIFECYCLE_STEP = {"tool_execution_start": 1, "tool_execution_end": 2}
 
 
-def _lifecycle_ok(s: OpenClawState, events: Sequence[Event], *, in_order: bool) -> bool:
+_LIFECYCLE_EVENTS = frozenset(("message_end", "tool_execution_start", "tool_execution_end", "turn_end"))
+
+
+def _lifecycle_ok(in_order: bool, s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]) -> bool:
     """Replay the step's tool events over each call's lifecycle as the earlier events left it (`s.seen`):
     one start, one end, one result, in that order, all done by turn_end; with `in_order`, results follow
-    assistant source order."""
-    life = list(s.seen)
+    assistant source order. A step without tool events has nothing to replay."""
+    life = None
     for event in events:
+        name = event.name
+        if name not in _LIFECYCLE_EVENTS:
+            continue
+        if life is None:
+            life = list(s.seen)
         data = event.data
-        if event.name == "message_end" and data["role"] == "assistant" and data["toolCalls"]:
+        if name == "message_end" and data["role"] == "assistant" and data["toolCalls"]:
             life = [0] * len(data["toolCalls"])
             continue
-        if event.name == "tool_execution_start":
+        if name == "tool_execution_start":
             index, expect = _call_index(data["toolCallId"]), 0
-        elif event.name == "tool_execution_end":
+        elif name == "tool_execution_end":
             index, expect = _call_index(data["toolCallId"]), 1
-        elif event.name == "message_end" and data["role"] == "toolResult":
+        elif name == "message_end" and data["role"] == "toolResult":
             index, expect = _call_index(data["id"]), 2
             if in_order and any(value != 3 for value in life[:index]):
                 return False
-        elif event.name == "turn_end":
+        elif name == "turn_end":
             if any(value != 3 for value in life):
                 return False
             continue
@@ -76,7 +90,7 @@ def _lifecycle_ok(s: OpenClawState, events: Sequence[Event], *, in_order: bool) 
     return True
 
 
-def _no_cancel_started(s: OpenClawState, events: Sequence[Event]) -> bool:
+def _no_cancel_started(s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]) -> bool:
     for event in events:
         if event.name == "tool_execution_end":
             index = _call_index(event.data["toolCallId"])
@@ -85,7 +99,7 @@ def _no_cancel_started(s: OpenClawState, events: Sequence[Event]) -> bool:
     return True
 
 
-def _no_launch_after_drain(s: OpenClawState, events: Sequence[Event]) -> bool:
+def _no_launch_after_drain(s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]) -> bool:
     drained = s.drained
     for event in events:
         if event.name == "steering_poll" and event.data["drained"] and s.calls:
@@ -95,9 +109,15 @@ def _no_launch_after_drain(s: OpenClawState, events: Sequence[Event]) -> bool:
     return True
 
 
-def _skip_exact(cfg: Config, events: Sequence[Event]) -> bool:
+def _steer_before_launch(s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]) -> bool:
+    return not (s.steerq and a.kind != "tool.launch_call" and any(e.name == "tool_execute" for e in events))
+
+
+def _skip_exact(cfg: Config, s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]) -> bool:
     for event in events:
         data = event.data
+        if "text" not in data and "details" not in data:  # neither a skip nor anything that reads like one
+            continue
         is_skip = data.get("details", {}).get("deniedReason") == "steering" or data.get("text") == cfg.skip_text
         if not is_skip:
             continue
@@ -108,7 +128,7 @@ def _skip_exact(cfg: Config, events: Sequence[Event]) -> bool:
     return True
 
 
-def _steer_before_next_call(t: OpenClawState, events: Sequence[Event]) -> bool:
+def _steer_before_next_call(s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]) -> bool:
     requested = False
     for event in events:
         if event.name == "model_request":
@@ -118,8 +138,14 @@ def _steer_before_next_call(t: OpenClawState, events: Sequence[Event]) -> bool:
     return not (requested and t.pending)
 
 
-def _drained_not_lost(s: OpenClawState, t: OpenClawState, events: Sequence[Event]) -> bool:
-    """A drained message reaches the transcript before agent_end, or goes back to its queue."""
+def _drained_not_lost(s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]) -> bool:
+    """A drained message reaches the transcript before agent_end, or goes back to its queue (so a step
+    without agent_end loses nothing)."""
+    for event in events:
+        if event.name == "agent_end":
+            break
+    else:
+        return True
     open_items = set(s.pending)
     for event in events:
         if event.name == "steering_poll":
@@ -132,7 +158,7 @@ def _drained_not_lost(s: OpenClawState, t: OpenClawState, events: Sequence[Event
     return True
 
 
-def _one_at_a_time(cfg: Config, events: Sequence[Event]) -> bool:
+def _one_at_a_time(cfg: Config, s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]) -> bool:
     for event in events:
         if event.name == "steering_poll" and cfg.steering_mode == "one-at-a-time" and len(event.data["drained"]) > 1:
             return False
@@ -141,7 +167,8 @@ def _one_at_a_time(cfg: Config, events: Sequence[Event]) -> bool:
     return True
 
 
-def _truthful_preflight(cfg: Config, s: OpenClawState, events: Sequence[Event]) -> bool:
+def _truthful_preflight(cfg: Config, s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]
+                        ) -> bool:
     """Once the blocked call's preflight ran (the call started), its result is the block (or the abort);
     a steer drained before the call started may still skip it."""
     index = cfg.blocked_call
@@ -156,7 +183,7 @@ def _truthful_preflight(cfg: Config, s: OpenClawState, events: Sequence[Event]) 
     return True
 
 
-def _collect_routes(cfg: Config, events: Sequence[Event]) -> bool:
+def _collect_routes(cfg: Config, s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]) -> bool:
     for event in events:
         if event.name == "followup_drain":
             items = [item for item in E.items_of(event.data["id"]) if E.is_message_id(item)]
@@ -165,7 +192,7 @@ def _collect_routes(cfg: Config, events: Sequence[Event]) -> bool:
     return True
 
 
-def _summary_bounded(cfg: Config, events: Sequence[Event]) -> bool:
+def _summary_bounded(cfg: Config, s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]) -> bool:
     for event in events:
         if event.name == "followup_drain":
             summarised = [item for item in event.data["id"].split("+") if item.startswith("overflow:")]
@@ -175,33 +202,28 @@ def _summary_bounded(cfg: Config, events: Sequence[Event]) -> bool:
 
 
 def properties(cfg: Config) -> list[Property]:
-    """The promises of one configuration (parameters and bug variant); the step ones read the step's
-    events, which the engine hands them."""
-
-    def on_events(check: Callable[[OpenClawState, OpenClawState, Sequence[Event]], bool]) -> dict:
-        return {"step": lambda s, a, t, events: check(s, t, events), "with_events": True}
-
+    """The promises of one configuration (parameters and bug variant). The step ones read the step's
+    events, which the engine hands them; each is the judge itself, `(s, a, t, events)` (a configuration
+    bound first with `partial`), since the explorer calls every one of them on every transition."""
     props: list[Property] = [
-        Always("no-cancel-started", **on_events(lambda s, t, ev: _no_cancel_started(s, ev)),
+        Always("no-cancel-started", step=_no_cancel_started, with_events=True,
                doc="no tool whose implementation started is cancelled by steering"),
-        Always("no-launch-after-drain", **on_events(lambda s, t, ev: _no_launch_after_drain(s, ev)),
+        Always("no-launch-after-drain", step=_no_launch_after_drain, with_events=True,
                doc="once a batch drained a steer, no further tool of that batch starts"),
-        Always("steer-before-launch", with_events=True,
-               step=lambda s, a, t, events: not (s.steerq and a.kind != "tool.launch_call" and any(
-                   e.name == "tool_execute" for e in events)),
+        Always("steer-before-launch", step=_steer_before_launch, with_events=True,
                doc="a steer pending at a launch checkpoint suppresses that launch (the calls of a parallel "
                    "batch that crossed its checkpoint launch together)"),
-        Always("one-start-one-end", **on_events(lambda s, t, ev: _lifecycle_ok(s, ev, in_order=False)),
+        Always("one-start-one-end", step=partial(_lifecycle_ok, False), with_events=True,
                doc="every call gets one start, one end and one result message, in that order, before turn_end"),
-        Always("results-in-source-order", **on_events(lambda s, t, ev: _lifecycle_ok(s, ev, in_order=True)),
+        Always("results-in-source-order", step=partial(_lifecycle_ok, True), with_events=True,
                doc="tool result messages follow assistant source order"),
-        Always("skip-result-exact", **on_events(lambda s, t, ev: _skip_exact(cfg, ev)),
+        Always("skip-result-exact", step=partial(_skip_exact, cfg), with_events=True,
                doc=f"a steering skip reads {cfg.skip_text!r} with details {E.SKIP_DETAILS} and never started"),
-        Always("steer-before-next-call", **on_events(lambda s, t, ev: _steer_before_next_call(t, ev)),
+        Always("steer-before-next-call", step=_steer_before_next_call, with_events=True,
                doc="a drained steer is appended after the batch's results and before the next model call"),
-        Always("drained-not-lost", **on_events(_drained_not_lost),
+        Always("drained-not-lost", step=_drained_not_lost, with_events=True,
                doc="every drained message is injected before agent_end (or restored to its queue)"),
-        Always("one-at-a-time-drain", **on_events(lambda s, t, ev: _one_at_a_time(cfg, ev)),
+        Always("one-at-a-time-drain", step=partial(_one_at_a_time, cfg), with_events=True,
                doc="in one-at-a-time mode each checkpoint drains at most one message"),
         Always("steer-outranks-stop", step=lambda s, a, t: not (
                    a.kind == "turn.poll" and (s.pending or s.late_steer) and not s.aborted and t.phase != "next"),
@@ -210,14 +232,14 @@ def properties(cfg: Config) -> list[Property]:
                    "shouldStopAfterTurn even when there is no remaining tail')"),
     ]
     if cfg.blocked_call >= 0:
-        props.append(Always("truthful-preflight", **on_events(lambda s, t, ev: _truthful_preflight(cfg, s, ev)),
+        props.append(Always("truthful-preflight", step=partial(_truthful_preflight, cfg), with_events=True,
                             doc="a call blocked by its preflight keeps its own result, even when steering skips"))
     if cfg.mode == "collect":
-        props.append(Always("collect-respects-routes", **on_events(lambda s, t, ev: _collect_routes(cfg, ev)),
+        props.append(Always("collect-respects-routes", step=partial(_collect_routes, cfg), with_events=True,
                             doc="collect never coalesces messages of different routes, nor delivers one "
                                 "route's overflow summary with another route's messages"))
     if cfg.drop == "summarize":
-        props.append(Always("summary-bounded", **on_events(lambda s, t, ev: _summary_bounded(cfg, ev)),
+        props.append(Always("summary-bounded", step=partial(_summary_bounded, cfg), with_events=True,
                             doc="an overflow summary run carries at most `cap` summary lines (the oldest "
                                 "are elided)"))
     if cfg.mode != "interrupt" and cfg.debounce_ms > 0:
