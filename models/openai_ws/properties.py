@@ -10,6 +10,7 @@ configuration (parameters and bug variant) alone. Invariants 1-21 are all expres
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from functools import cache
 from typing import Any
 
@@ -41,6 +42,7 @@ TERMINAL_EVENTS = ("response.completed", "response.incomplete", "response.failed
 RESOLVING_EVENTS = ("steer.committed", "response.steer.failed")
 STEER_EVENTS = ("steer.committed", "response.steer.pending", "response.steer.failed")
 _UNNAMED = object()  # no stream id known yet for a lane
+Trigger = tuple[tuple[str, ...], Callable[[str], bool]]  # event names, and a test of the action's kind
 
 
 def steer_number(steer_id: str) -> int:
@@ -82,6 +84,78 @@ def _sent(events: Events, names: tuple[str, ...]) -> Sequence[Mapping[str, Any]]
     if len(present) > 1:
         return [event.data for event in events if event.name in names]
     return groups[present[0]] if present else ()
+
+
+class _OnePass:
+    """The step properties of one configuration judged together, once per step. Each keeps its own
+    function and verdict, but a step runs only the ones its action or its events concern: a property
+    with a trigger (`STEP_TRIGGERS`) reads only events of the trigger's names, or only actions of its
+    kinds, so it holds on any other step. The verdicts of the last step are kept (what a property raised
+    with them), because the engine asks every property about one step in turn, and again one by one
+    when one of them fails."""
+
+    def __init__(self, judges: Sequence[Callable[..., bool]], triggers: Sequence[Trigger | None]) -> None:
+        self._judges = tuple(judges)
+        self._always = tuple(k for k, trigger in enumerate(triggers) if trigger is None)
+        self._by_name: dict[str, list[int]] = {}
+        self._kind_tests = [(k, trigger[1]) for k, trigger in enumerate(triggers) if trigger is not None]
+        for k, trigger in enumerate(triggers):
+            for name in trigger[0] if trigger is not None else ():
+                self._by_name.setdefault(name, []).append(k)
+        self._by_kind: dict[str, tuple[int, ...]] = {}
+        self._last: tuple[Any, ...] = (None, None, None, None, (), {})
+
+    def judge(self, k: int) -> Callable[[WsState, Action, WsState, Events], bool]:
+        """Property `k` as the engine calls it."""
+
+        def holds(s: WsState, a: Action, t: WsState, events: Events) -> bool:
+            last = self._last
+            if last[0] is not events or last[1] is not s or last[2] is not a or last[3] is not t:
+                last = self._judge_step(s, a, t, events)
+            verdict = last[4][k]
+            if verdict is _RAISED:
+                raise last[5][k]
+            return verdict
+
+        return holds
+
+    def _for_kind(self, kind: str) -> tuple[int, ...]:
+        found = self._by_kind.get(kind)
+        if found is None:
+            found = self._by_kind[kind] = self._always + tuple(k for k, test in self._kind_tests if test(kind))
+        return found
+
+    def _judge_step(self, s: WsState, a: Action, t: WsState, events: Events) -> tuple[Any, ...]:
+        due = set(self._for_kind(a.kind))
+        by_name = self._by_name
+        for name in _groups(events):
+            concerned = by_name.get(name)
+            if concerned is not None:
+                due.update(concerned)
+        verdicts: list[Any] = [True] * len(self._judges)
+        raised: dict[int, Exception] = {}
+        for k in due:
+            try:
+                verdicts[k] = self._judges[k](s, a, t, events)
+            except Exception as broken:
+                verdicts[k], raised[k] = _RAISED, broken
+        last = self._last = (events, s, a, t, verdicts, raised)
+        return last
+
+
+_RAISED = object()  # the verdict of a property that raised
+
+
+def _kinds(*kinds: str) -> Callable[[str], bool]:
+    return lambda kind: kind in kinds
+
+
+def _client_kind(kind: str) -> bool:
+    return kind.startswith("client.")
+
+
+def _no_kind(kind: str) -> bool:
+    return False
 
 
 def _queued_steers(s: WsState) -> list[int]:
@@ -438,8 +512,24 @@ INVARIANT_DOCS = {
 def properties(params: Params, bug: str | None = None) -> list[Property]:
     """The invariants, client obligations and vacuity guards of one configuration (the bug variant
     changes the model, not what it must satisfy)."""
-    j = Judge(params)
     limit = params["pending_limit"]
+    states = {
+        "inv01-exactly-one-resolution": every_steer_can_resolve,
+        "inv12-lane-exclusivity": one_active_per_lane,
+        "inv21-bounded-queue": lambda s: all(len(r.queue) <= limit for r in s.responses),
+    }
+    props: list[Property] = [Always(name, state=fn, doc=INVARIANT_DOCS[name]) for name, fn in states.items()]
+    invariants, readings = step_invariants(params), reading_properties(params)
+    one_pass = _OnePass([p.step for p in invariants + readings],
+                        [STEP_TRIGGERS.get(p.name) for p in invariants + readings])
+    judged = [replace(p, step=one_pass.judge(k)) for k, p in enumerate(invariants + readings)]
+    invariants, readings = judged[: len(invariants)], judged[len(invariants) :]
+    return props + invariants + vacuity_guards(params) + readings + behaviour_guards(params)
+
+
+def step_invariants(params: Params) -> list[Always]:
+    """The step invariants and client obligations, each judging a step on its own."""
+    j = Judge(params)
     steps = {
         "inv02-no-double-application": j.no_double_application,
         "inv03-failure-id-after-acceptance": j.failure_id_after_acceptance,
@@ -462,15 +552,37 @@ def properties(params: Params, bug: str | None = None) -> list[Property]:
         "safe-output-boundary": j.safe_output_boundary,
         "inv22-refusal-names-the-parent": j.refusal_names_the_parent,
     }
-    states = {
-        "inv01-exactly-one-resolution": every_steer_can_resolve,
-        "inv12-lane-exclusivity": one_active_per_lane,
-        "inv21-bounded-queue": lambda s: all(len(r.queue) <= limit for r in s.responses),
-    }
-    props: list[Property] = [Always(name, state=fn, doc=INVARIANT_DOCS[name]) for name, fn in states.items()]
-    props += [Always(name, step=fn, doc=INVARIANT_DOCS[name], with_events=True) for name, fn in steps.items()]
-    props += [Always(rule, step=j.client_rule(rule), doc=doc, with_events=True) for rule, doc in CLIENT_RULES.items()]
-    return props + vacuity_guards(params) + reading_properties(params) + behaviour_guards(params)
+    props = [Always(name, step=fn, doc=INVARIANT_DOCS[name], with_events=True) for name, fn in steps.items()]
+    return props + [Always(rule, step=j.client_rule(rule), doc=doc, with_events=True)
+                    for rule, doc in CLIENT_RULES.items()]
+
+
+# What each step property reads, where it is not every step: the names of the events it judges (any of
+# them sent makes the step its concern) and the kinds of action it judges; on any other step it holds.
+_STEER = _kinds("client.steer")
+STEP_TRIGGERS: Mapping[str, Trigger] = {
+    "inv02-no-double-application": (RESOLVING_EVENTS, _no_kind),
+    "inv03-failure-id-after-acceptance": (("response.steer.failed",), _no_kind),
+    "inv04-unique-steer-ids": (("response.steer.accepted",), _no_kind),
+    "inv05-submission-order": (("steer.committed",), _no_kind),
+    "inv06-commit-after-parent-terminal": (("response.created",), _no_kind),
+    "inv07-steered-has-accepted-steer": (("response.incomplete",), _no_kind),
+    "inv08-no-successor-while-input-required": (("response.created",), _no_kind),
+    "inv09-tool-completeness": (("response.create", "response.steer.pending"), _no_kind),
+    "inv10-pending-discipline": (("response.steer.pending",), _no_kind),
+    "inv11-one-continuation-per-parent": (("response.created",), _no_kind),
+    "inv13-connection-locality": (STEER_EVENTS, _STEER),
+    "inv15-eligibility": ((), _STEER),
+    "inv16-rejected-steer-no-effect": ((), _STEER),
+    "inv17-input-round-trip": (("response.steer.failed",), _no_kind),
+    "inv18-output-never-rewritten": (TERMINAL_EVENTS, _no_kind),
+    "safe-output-boundary": (("response.incomplete",), _no_kind),
+    "inv22-refusal-names-the-parent": ((), _STEER),
+    "steer-admission-readings": ((), _STEER),
+    "batch-readings": ((), _kinds("server.successor", "client.tool_output")),
+    "response-lineage": (("response.created",), _kinds("server.successor", "client.tool_output", "client.followup")),
+    **{rule: ((), _client_kind) for rule in CLIENT_RULES},
+}
 
 
 def vacuity_guards(p: Params) -> list[Property]:
@@ -517,7 +629,7 @@ READING_DOCS = {
 }
 
 
-def reading_properties(p: Params) -> list[Property]:
+def reading_properties(p: Params) -> list[Always]:
     """Properties that tell the values of each admission and batching ambiguity apart, by what the server
     answers: a model that silently follows the other reading emits other replies."""
 
