@@ -41,7 +41,7 @@ Params = Mapping[str, Any]
 TERMINAL_EVENTS = ("response.completed", "response.incomplete", "response.failed")
 RESOLVING_EVENTS = ("steer.committed", "response.steer.failed")
 STEER_EVENTS = ("steer.committed", "response.steer.pending", "response.steer.failed")
-_UNNAMED = object()  # no stream id known yet for a lane
+_UNNAMED = object()  # a lane beyond the configured ones, whose stream id is not in the table
 Trigger = tuple[tuple[str, ...], Callable[[str], bool]]  # event names, and a test of the action's kind
 
 
@@ -102,7 +102,7 @@ class _OnePass:
         for k, trigger in enumerate(triggers):
             for name in trigger[0] if trigger is not None else ():
                 self._by_name.setdefault(name, []).append(k)
-        self._by_kind: dict[str, tuple[int, ...]] = {}
+        self._due: dict[tuple[str, tuple[str, ...]], tuple[int, ...]] = {}
         self._last: tuple[Any, ...] = (None, None, None, None, (), {})
 
     def judge(self, k: int) -> Callable[[WsState, Action, WsState, Events], bool]:
@@ -119,19 +119,18 @@ class _OnePass:
 
         return holds
 
-    def _for_kind(self, kind: str) -> tuple[int, ...]:
-        found = self._by_kind.get(kind)
-        if found is None:
-            found = self._by_kind[kind] = self._always + tuple(k for k, test in self._kind_tests if test(kind))
+    def _concerned(self, kind: str, names: tuple[str, ...]) -> tuple[int, ...]:
+        """The properties a step of action kind `kind` that sends events named `names` concerns, in
+        their order (the steps of a check have few distinct kinds and names, so this is remembered)."""
+        due = set(self._always) | {k for k, test in self._kind_tests if test(kind)}
+        for name in names:
+            due.update(self._by_name.get(name, ()))
+        found = self._due[kind, names] = tuple(sorted(due))
         return found
 
     def _judge_step(self, s: WsState, a: Action, t: WsState, events: Events) -> tuple[Any, ...]:
-        due = set(self._for_kind(a.kind))
-        by_name = self._by_name
-        for name in _groups(events):
-            concerned = by_name.get(name)
-            if concerned is not None:
-                due.update(concerned)
+        names = tuple(_groups(events))
+        due = self._due.get((a.kind, names)) or self._concerned(a.kind, names)
         verdicts: list[Any] = [True] * len(self._judges)
         raised: dict[int, Exception] = {}
         for k in due:
