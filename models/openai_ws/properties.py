@@ -9,7 +9,9 @@ configuration (parameters and bug variant) alone. Invariants 1-21 are all expres
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from functools import cache
 from typing import Any
 
 from models.openai_ws import wire
@@ -37,6 +39,10 @@ from sim.core.model import Action, Always, Event, Property, Sometimes
 Params = Mapping[str, Any]
 
 TERMINAL_EVENTS = ("response.completed", "response.incomplete", "response.failed")
+RESOLVING_EVENTS = ("steer.committed", "response.steer.failed")
+STEER_EVENTS = ("steer.committed", "response.steer.pending", "response.steer.failed")
+_UNNAMED = object()  # a lane beyond the configured ones, whose stream id is not in the table
+Trigger = tuple[tuple[str, ...], Callable[[str], bool]]  # event names, and a test of the action's kind
 
 
 def steer_number(steer_id: str) -> int:
@@ -50,9 +56,105 @@ def response_index(response_id: str) -> int:
 Events = tuple[Event, ...]
 
 
-def _sent(events: Events, *names: str) -> list[Mapping[str, Any]]:
+_last_groups: list[tuple[Events, dict[str, list[Mapping[str, Any]]]]] = [((), {})]
+
+
+def _groups(events: Events) -> dict[str, list[Mapping[str, Any]]]:
+    """The payloads of a step's events grouped by name, each group in wire order. Every step property
+    of a step is handed the same events tuple, so the grouping is made once per step (and kept with the
+    tuple it was made of) instead of each property scanning the events again."""
+    last = _last_groups[0]
+    if last[0] is events:
+        return last[1]
+    groups: dict[str, list[Mapping[str, Any]]] = {}
+    for event in events:
+        group = groups.get(event.name)
+        if group is None:
+            groups[event.name] = [event.data]
+        else:
+            group.append(event.data)
+    _last_groups[0] = (events, groups)
+    return groups
+
+
+def _sent(events: Events, names: tuple[str, ...]) -> Sequence[Mapping[str, Any]]:
     """The payloads of the step's events named `names`, in wire order (read, never changed)."""
-    return [event.data for event in events if event.name in names]
+    groups = _groups(events)
+    present = [name for name in names if name in groups]
+    if len(present) > 1:
+        return [event.data for event in events if event.name in names]
+    return groups[present[0]] if present else ()
+
+
+class _OnePass:
+    """The step properties of one configuration judged together, once per step. Each keeps its own
+    function and verdict, but a step runs only the ones its action or its events concern: a property
+    with a trigger (`STEP_TRIGGERS`) reads only events of the trigger's names, or only actions of its
+    kinds, so it holds on any other step. The verdicts of the last step are kept (what a property raised
+    with them), because the engine asks every property about one step in turn, and again one by one
+    when one of them fails."""
+
+    def __init__(self, judges: Sequence[Callable[..., bool]], triggers: Sequence[Trigger | None]) -> None:
+        self._judges = tuple(judges)
+        self._always = tuple(k for k, trigger in enumerate(triggers) if trigger is None)
+        self._by_name: dict[str, list[int]] = {}
+        self._kind_tests = [(k, trigger[1]) for k, trigger in enumerate(triggers) if trigger is not None]
+        for k, trigger in enumerate(triggers):
+            for name in trigger[0] if trigger is not None else ():
+                self._by_name.setdefault(name, []).append(k)
+        self._due: dict[tuple[str, tuple[str, ...]], tuple[int, ...]] = {}
+        self._last: tuple[Any, ...] = (None, None, None, None, (), {})
+
+    def judge(self, k: int) -> Callable[[WsState, Action, WsState, Events], bool]:
+        """Property `k` as the engine calls it."""
+
+        def holds(s: WsState, a: Action, t: WsState, events: Events) -> bool:
+            last = self._last
+            if last[0] is not events or last[1] is not s or last[2] is not a or last[3] is not t:
+                last = self._judge_step(s, a, t, events)
+            verdict = last[4][k]
+            if verdict is _RAISED:
+                raise last[5][k]
+            return verdict
+
+        return holds
+
+    def _concerned(self, kind: str, names: tuple[str, ...]) -> tuple[int, ...]:
+        """The properties a step of action kind `kind` that sends events named `names` concerns, in
+        their order (the steps of a check have few distinct kinds and names, so this is remembered)."""
+        due = set(self._always) | {k for k, test in self._kind_tests if test(kind)}
+        for name in names:
+            due.update(self._by_name.get(name, ()))
+        found = self._due[kind, names] = tuple(sorted(due))
+        return found
+
+    def _judge_step(self, s: WsState, a: Action, t: WsState, events: Events) -> tuple[Any, ...]:
+        names = tuple(_groups(events))
+        due = self._due.get((a.kind, names)) or self._concerned(a.kind, names)
+        verdicts: list[Any] = [True] * len(self._judges)
+        raised: dict[int, Exception] = {}
+        for k in due:
+            try:
+                verdicts[k] = self._judges[k](s, a, t, events)
+            except Exception as broken:
+                verdicts[k], raised[k] = _RAISED, broken
+        last = self._last = (events, s, a, t, verdicts, raised)
+        return last
+
+
+_RAISED = object()  # the verdict of a property that raised
+
+
+def _kinds(*kinds: str) -> Callable[[str], bool]:
+    return lambda kind: kind in kinds
+
+
+def _client_kind(kind: str) -> bool:
+    return kind.startswith("client.")
+
+
+def _no_kind(kind: str) -> bool:
+    return False
 
 
 def _queued_steers(s: WsState) -> list[int]:
@@ -82,21 +184,22 @@ class Judge:
 
     def __init__(self, params: Params) -> None:
         self.p = params
-        self._view: tuple[WsState, ClientView] | None = None
-        self._findings: tuple[tuple[Event, ...], list[str]] | None = None
+        self._streams = {lane: lane_stream_id(params["stream_ids"], lane) for lane in range(params["lanes"])}
+        self._findings: tuple[tuple[Event, ...], list[str]] = ((), [])
 
     def stream_id(self, lane: int) -> str | None:
-        return lane_stream_id(self.p["stream_ids"], lane)
+        stream = self._streams.get(lane, _UNNAMED)
+        return lane_stream_id(self.p["stream_ids"], lane) if stream is _UNNAMED else stream
 
     def no_double_application(self, s: WsState, a: Action, t: WsState, events: Events) -> bool:
-        for data in _sent(events, "steer.committed", "response.steer.failed"):
+        for data in _sent(events, RESOLVING_EVENTS):
             sid = data["steer"].get("id")
             if sid is not None and s.steers[steer_number(sid)].status not in UNRESOLVED:
                 return False
         return True
 
     def failure_id_after_acceptance(self, s: WsState, a: Action, t: WsState, events: Events) -> bool:
-        for data in _sent(events, "response.steer.failed"):
+        for data in _groups(events).get("response.steer.failed", ()):
             sid = data["steer"].get("id")
             if sid is None and a.kind != "client.steer":
                 return False
@@ -106,11 +209,11 @@ class Judge:
 
     def unique_ids(self, s: WsState, a: Action, t: WsState, events: Events) -> bool:
         return all(steer_number(d["steer"]["id"]) >= len(s.steers)
-                   for d in _sent(events, "response.steer.accepted"))
+                   for d in _groups(events).get("response.steer.accepted", ()))
 
     def submission_order(self, s: WsState, a: Action, t: WsState, events: Events) -> bool:
         committed: dict[str, list[int]] = {}
-        for data in _sent(events, "steer.committed"):
+        for data in _groups(events).get("steer.committed", ()):
             committed.setdefault(data["response_id"], []).append(steer_number(data["steer"]["id"]))
         for successor, numbers in committed.items():
             parent = t.responses[response_index(successor)].parent
@@ -120,7 +223,7 @@ class Judge:
         return True
 
     def commit_after_parent_terminal(self, s: WsState, a: Action, t: WsState, events: Events) -> bool:
-        for data in _sent(events, "response.created"):
+        for data in _groups(events).get("response.created", ()):
             previous = data["response"]["previous_response_id"]
             if previous is None:
                 continue
@@ -130,16 +233,20 @@ class Judge:
         return True
 
     def steered_has_accepted_steer(self, s: WsState, a: Action, t: WsState, events: Events) -> bool:
-        for data in _sent(events, "response.incomplete"):
+        for data in _groups(events).get("response.incomplete", ()):
             steered = data["response"]["incomplete_details"]["reason"] == "steered"
             if steered and not s.responses[response_index(data["response"]["id"])].queue:
                 return False
         return True
 
     def no_successor_while_input_required(self, s: WsState, a: Action, t: WsState, events: Events) -> bool:
-        answered = {item["call_id"] for d in _sent(events, "response.create") if isinstance(d["input"], list)
+        groups = _groups(events)
+        created = groups.get("response.created", ())
+        if not created:
+            return True
+        answered = {item["call_id"] for d in groups.get("response.create", ()) if isinstance(d["input"], list)
                     for item in d["input"] if item.get("type") == "function_call_output"}
-        for data in _sent(events, "response.created"):
+        for data in created:
             previous = data["response"]["previous_response_id"]
             if previous is None:
                 continue
@@ -149,7 +256,8 @@ class Judge:
         return True
 
     def tool_completeness(self, s: WsState, a: Action, t: WsState, events: Events) -> bool:
-        for data in _sent(events, "response.create"):
+        groups = _groups(events)
+        for data in groups.get("response.create", ()):
             previous = data.get("previous_response_id")
             if previous is None:
                 continue
@@ -158,7 +266,7 @@ class Judge:
             continues_call = s.responses[index].next == WAITING
             if outputs != ([wire.call_id(index)] if continues_call else []):
                 return False
-        for data in _sent(events, "response.steer.pending"):
+        for data in groups.get("response.steer.pending", ()):
             index = response_index(data["steer"]["previous_response_id"])
             stubs = [stub["call_id"] for stub in data["required_input"]]
             r = s.responses[index]
@@ -167,7 +275,7 @@ class Judge:
         return True
 
     def pending_discipline(self, s: WsState, a: Action, t: WsState, events: Events) -> bool:
-        for data in _sent(events, "response.steer.pending"):
+        for data in _groups(events).get("response.steer.pending", ()):
             target = s.responses[response_index(data["steer"]["previous_response_id"])]
             if s.steers[steer_number(data["steer"]["id"])].status != ACCEPTED:
                 return False
@@ -176,31 +284,32 @@ class Judge:
         return True
 
     def one_continuation_per_parent(self, s: WsState, a: Action, t: WsState, events: Events) -> bool:
-        for data in _sent(events, "response.created"):
+        for data in _groups(events).get("response.created", ()):
             previous = data["response"]["previous_response_id"]
             if previous is not None and s.responses[response_index(previous)].successor >= 0:
                 return False
         return True
 
     def connection_locality(self, s: WsState, a: Action, t: WsState, events: Events) -> bool:
-        for data in _sent(events, "steer.committed", "response.steer.pending", "response.steer.failed"):
+        for data in _sent(events, STEER_EVENTS):
             sid = data["steer"].get("id")
             if sid is not None and s.steers[steer_number(sid)].conn != s.conn:
                 return False
         if a.kind == "client.steer" and s.responses[a.args[0]].conn != s.conn:
-            codes = [d["error"]["code"] for d in _sent(events, "response.steer.failed")]
+            codes = [d["error"]["code"] for d in _groups(events).get("response.steer.failed", ())]
             return codes == ["response_not_found"]
         return True
 
     def stream_id_echo(self, s: WsState, a: Action, t: WsState, events: Events) -> bool:
         for event in events:
-            if event.source != "server" or event.target != "client" or "sequence_number" not in event.data:
+            data = event.data
+            if event.source != "server" or event.target != "client" or "sequence_number" not in data:
                 continue
-            index = self._about(event.data, a)
+            index = self._about(data, a)
             expected = None
             if index is not None and t.responses[index].conn == s.conn:
                 expected = self.stream_id(t.responses[index].lane)
-            if event.data.get("stream_id") != expected:
+            if data.get("stream_id") != expected:
                 return False
         return True
 
@@ -218,20 +327,23 @@ class Judge:
         target = s.responses[a.args[0]]
         if target.steerable or target.conn != s.conn:
             return True
-        return [(d["error"]["code"], "id" in d["steer"]) for d in _sent(events, "response.steer.failed")] == [
-            ("steering_not_supported", False)]
+        failed = _groups(events).get("response.steer.failed", ())
+        return [(d["error"]["code"], "id" in d["steer"]) for d in failed] == [("steering_not_supported", False)]
 
     def rejected_has_no_effect(self, s: WsState, a: Action, t: WsState, events: Events) -> bool:
         if a.kind != "client.steer" or t.steers[-1].status == ACCEPTED:
             return True
-        return [_without_seq(r) for r in s.responses] == [_without_seq(r) for r in t.responses]
+        before, after = s.responses, t.responses
+        # a response the step left alone is the same object in both states
+        return len(before) == len(after) and all(
+            x is y or _without_seq(x) == _without_seq(y) for x, y in zip(before, after, strict=True))
 
     def refusal_names_the_parent(self, s: WsState, a: Action, t: WsState, events: Events) -> bool:
         """A steer refused for its parent's state says which one: response_already_completed for a parent
         that completed (A4, A5), response_not_active for any other (A3)."""
         if a.kind != "client.steer":
             return True
-        for data in _sent(events, "response.steer.failed"):
+        for data in _groups(events).get("response.steer.failed", ()):
             code = data["error"]["code"]
             if "id" in data["steer"] or code not in ("response_already_completed", "response_not_active"):
                 continue
@@ -241,8 +353,12 @@ class Judge:
         return True
 
     def input_round_trip(self, s: WsState, a: Action, t: WsState, events: Events) -> bool:
-        sent = {d["previous_response_id"]: d["input"] for d in _sent(events, "response.steer")}
-        for data in _sent(events, "response.steer.failed"):
+        groups = _groups(events)
+        failed = groups.get("response.steer.failed", ())
+        if not failed:
+            return True
+        sent = {d["previous_response_id"]: d["input"] for d in groups.get("response.steer", ())}
+        for data in failed:
             steer = data["steer"]
             if "id" in steer:
                 st = s.steers[steer_number(steer["id"])]
@@ -254,7 +370,7 @@ class Judge:
         return True
 
     def output_never_rewritten(self, s: WsState, a: Action, t: WsState, events: Events) -> bool:
-        for data in _sent(events, *TERMINAL_EVENTS):
+        for data in _sent(events, TERMINAL_EVENTS):
             index = response_index(data["response"]["id"])
             r = s.responses[index]
             finished = [wire.output_item(kind, index, True) for kind in r.kinds[: r.done]]
@@ -263,24 +379,25 @@ class Judge:
         return True
 
     def safe_output_boundary(self, s: WsState, a: Action, t: WsState, events: Events) -> bool:
-        for data in _sent(events, "response.incomplete"):
+        for data in _groups(events).get("response.incomplete", ()):
             if s.responses[response_index(data["response"]["id"])].open:
                 return False
         return True
 
     def lifecycle_well_formed(self, s: WsState, a: Action, t: WsState, events: Events) -> bool:
         created = 0
+        known = len(s.responses)
         for event in events:
             data = event.data
             if event.name == "response.created":
                 created += 1
-                if response_index(data["response"]["id"]) != len(s.responses) + created - 1:
+                if response_index(data["response"]["id"]) != known + created - 1:
                     return False
                 continue
             if event.source != "server" or "response" not in data:
                 continue
             index = response_index(data["response"]["id"])
-            if index < len(s.responses) and s.responses[index].status != IN_PROGRESS:
+            if index < known and s.responses[index].status != IN_PROGRESS:
                 return False
             body = data["response"]
             if (body["incomplete_details"] is not None) != (body["status"] == INCOMPLETE):
@@ -291,14 +408,15 @@ class Judge:
         per_scope = self.p["sequence_scope"] == "response"
         last: dict[Any, int] = {}
         for event in events:
-            if event.target != "client" or "sequence_number" not in event.data:
+            data = event.data
+            if event.target != "client" or "sequence_number" not in data:
                 continue
-            index = self._about(event.data, a)
+            index = self._about(data, a)
             available = index is not None and t.responses[index].conn == s.conn
             scope = index if per_scope and available else "connection"
             floor = s.conn_seq if scope == "connection" else (
                 s.responses[index].seq if index < len(s.responses) else 0)
-            seq = event.data["sequence_number"]
+            seq = data["sequence_number"]
             if seq < max(floor, last.get(scope, -1) + 1):
                 return False
             last[scope] = seq
@@ -315,20 +433,27 @@ class Judge:
     def _broken_rules(self, s: WsState, events: Events) -> list[str]:
         """The client rules the transition's frames break, judged once per transition for all the
         rules (the engine hands every property of one step the same events)."""
-        if self._findings is None or self._findings[0] is not events:
+        findings = self._findings
+        if findings[0] is not events:
             view = view_of_state(self.p, s)
             frames = [e.data for e in events if e.source == "client" and "type" in e.data]
-            self._findings = (events, [name for frame in frames for name, _ in judge(view, frame)])
-        return self._findings[1]
+            findings = self._findings = (events, [name for frame in frames for name, _ in judge(view, frame)])
+        return findings[1]
 
 
 def _without_seq(r: Any) -> tuple:
     return tuple(getattr(r, name) for name in type(r).__slots__ if name != "seq")
 
 
+@cache
+def _steer_input_key(text: int) -> str:
+    """The canonical input of steer text `text` (few texts, met in every client step)."""
+    return canonical_input(wire.steer_text(text))
+
+
 def view_of_state(params: Params, s: WsState) -> ClientView:
     """What the client had been told in state `s` (the model's side of the client obligations)."""
-    unresolved = tuple(sorted(canonical_input(wire.steer_text(st.text)) for st in s.steers
+    unresolved = tuple(sorted(_steer_input_key(st.text) for st in s.steers
                               if st.status in UNRESOLVED and st.conn == s.conn))
     lanes = tuple(sorted((wire.response_id(i), lane_stream_id(params["stream_ids"], r.lane))
                           for i, r in enumerate(s.responses)))
@@ -386,8 +511,24 @@ INVARIANT_DOCS = {
 def properties(params: Params, bug: str | None = None) -> list[Property]:
     """The invariants, client obligations and vacuity guards of one configuration (the bug variant
     changes the model, not what it must satisfy)."""
-    j = Judge(params)
     limit = params["pending_limit"]
+    states = {
+        "inv01-exactly-one-resolution": every_steer_can_resolve,
+        "inv12-lane-exclusivity": one_active_per_lane,
+        "inv21-bounded-queue": lambda s: all(len(r.queue) <= limit for r in s.responses),
+    }
+    props: list[Property] = [Always(name, state=fn, doc=INVARIANT_DOCS[name]) for name, fn in states.items()]
+    invariants, readings = step_invariants(params), reading_properties(params)
+    one_pass = _OnePass([p.step for p in invariants + readings],
+                        [STEP_TRIGGERS.get(p.name) for p in invariants + readings])
+    judged = [replace(p, step=one_pass.judge(k)) for k, p in enumerate(invariants + readings)]
+    invariants, readings = judged[: len(invariants)], judged[len(invariants) :]
+    return props + invariants + vacuity_guards(params) + readings + behaviour_guards(params)
+
+
+def step_invariants(params: Params) -> list[Always]:
+    """The step invariants and client obligations, each judging a step on its own."""
+    j = Judge(params)
     steps = {
         "inv02-no-double-application": j.no_double_application,
         "inv03-failure-id-after-acceptance": j.failure_id_after_acceptance,
@@ -410,15 +551,37 @@ def properties(params: Params, bug: str | None = None) -> list[Property]:
         "safe-output-boundary": j.safe_output_boundary,
         "inv22-refusal-names-the-parent": j.refusal_names_the_parent,
     }
-    states = {
-        "inv01-exactly-one-resolution": every_steer_can_resolve,
-        "inv12-lane-exclusivity": one_active_per_lane,
-        "inv21-bounded-queue": lambda s: all(len(r.queue) <= limit for r in s.responses),
-    }
-    props: list[Property] = [Always(name, state=fn, doc=INVARIANT_DOCS[name]) for name, fn in states.items()]
-    props += [Always(name, step=fn, doc=INVARIANT_DOCS[name], with_events=True) for name, fn in steps.items()]
-    props += [Always(rule, step=j.client_rule(rule), doc=doc, with_events=True) for rule, doc in CLIENT_RULES.items()]
-    return props + vacuity_guards(params) + reading_properties(params) + behaviour_guards(params)
+    props = [Always(name, step=fn, doc=INVARIANT_DOCS[name], with_events=True) for name, fn in steps.items()]
+    return props + [Always(rule, step=j.client_rule(rule), doc=doc, with_events=True)
+                    for rule, doc in CLIENT_RULES.items()]
+
+
+# What each step property reads, where it is not every step: the names of the events it judges (any of
+# them sent makes the step its concern) and the kinds of action it judges; on any other step it holds.
+_STEER = _kinds("client.steer")
+STEP_TRIGGERS: Mapping[str, Trigger] = {
+    "inv02-no-double-application": (RESOLVING_EVENTS, _no_kind),
+    "inv03-failure-id-after-acceptance": (("response.steer.failed",), _no_kind),
+    "inv04-unique-steer-ids": (("response.steer.accepted",), _no_kind),
+    "inv05-submission-order": (("steer.committed",), _no_kind),
+    "inv06-commit-after-parent-terminal": (("response.created",), _no_kind),
+    "inv07-steered-has-accepted-steer": (("response.incomplete",), _no_kind),
+    "inv08-no-successor-while-input-required": (("response.created",), _no_kind),
+    "inv09-tool-completeness": (("response.create", "response.steer.pending"), _no_kind),
+    "inv10-pending-discipline": (("response.steer.pending",), _no_kind),
+    "inv11-one-continuation-per-parent": (("response.created",), _no_kind),
+    "inv13-connection-locality": (STEER_EVENTS, _STEER),
+    "inv15-eligibility": ((), _STEER),
+    "inv16-rejected-steer-no-effect": ((), _STEER),
+    "inv17-input-round-trip": (("response.steer.failed",), _no_kind),
+    "inv18-output-never-rewritten": (TERMINAL_EVENTS, _no_kind),
+    "safe-output-boundary": (("response.incomplete",), _no_kind),
+    "inv22-refusal-names-the-parent": ((), _STEER),
+    "steer-admission-readings": ((), _STEER),
+    "batch-readings": ((), _kinds("server.successor", "client.tool_output")),
+    "response-lineage": (("response.created",), _kinds("server.successor", "client.tool_output", "client.followup")),
+    **{rule: ((), _client_kind) for rule in CLIENT_RULES},
+}
 
 
 def vacuity_guards(p: Params) -> list[Property]:
@@ -465,7 +628,7 @@ READING_DOCS = {
 }
 
 
-def reading_properties(p: Params) -> list[Property]:
+def reading_properties(p: Params) -> list[Always]:
     """Properties that tell the values of each admission and batching ambiguity apart, by what the server
     answers: a model that silently follows the other reading emits other replies."""
 
@@ -497,26 +660,31 @@ def reading_properties(p: Params) -> list[Property]:
         if a.kind not in ("server.successor", "client.tool_output"):
             return True
         queue = s.responses[a.args[0]].queue
-        committed = [steer_number(d["steer"]["id"]) for d in _sent(events, "steer.committed")]
+        committed = [steer_number(d["steer"]["id"]) for d in _groups(events).get("steer.committed", ())]
         return len(committed) == (len(queue) if p["batching"] == "all" else min(1, len(queue)))
 
     def lineage(s: WsState, a: Action, t: WsState, events: tuple[Event, ...]) -> bool:
-        created = [d["response"]["previous_response_id"] for d in _sent(events, "response.created")]
+        created = [d["response"]["previous_response_id"] for d in _groups(events).get("response.created", ())]
         if a.kind in ("server.successor", "client.tool_output", "client.followup"):
             return created == [wire.response_id(a.args[0])]
         return all(previous is None for previous in created) if a.kind == "client.create" else not created
 
     def terminal_events(s: WsState, a: Action, t: WsState, events: tuple[Event, ...]) -> bool:
-        ended = {wire.response_id(i): r.status for i, r in enumerate(t.responses[: len(s.responses)])
-                 if s.responses[i].status == IN_PROGRESS and r.status in (COMPLETED, INCOMPLETE, FAILED)}
-        sent = {d["response"]["id"]: d["response"]["status"] for d in _sent(events, *TERMINAL_EVENTS)}
+        before = s.responses  # a response the step left alone is the same object in both states
+        ended = {wire.response_id(i): r.status for i, r in enumerate(t.responses[: len(before)])
+                 if r is not before[i] and before[i].status == IN_PROGRESS
+                 and r.status in (COMPLETED, INCOMPLETE, FAILED)}
+        if not ended:
+            return True
+        sent = {d["response"]["id"]: d["response"]["status"] for d in _sent(events, TERMINAL_EVENTS)}
         return all(sent.get(rid) == status for rid, status in ended.items())
 
     def result_facts(s: WsState, a: Action, t: WsState, events: tuple[Event, ...]) -> bool:
         for event in events:
             synthetic = event.name == "tool.abandoned"
-            if any(f.name == "tool.result" and f.get("synthetic") != synthetic for f in facts(event)):
-                return False
+            for fact in facts(event):
+                if fact.name == "tool.result" and fact.get("synthetic") != synthetic:
+                    return False
         return True
 
     checks = {"steer-admission-readings": admission, "batch-readings": batching, "response-lineage": lineage,

@@ -5,10 +5,15 @@ reports made from them) are byte-identical across runs. Field names and shapes f
 Python SDK `openai==3.51.0` (`openai.types.responses.responses_server_event`,
 `response_steer_*_event`, `responses_client_event`); a test validates every server event the model can
 emit against those types.
+
+The ids, texts and output items depend on their arguments alone and every step of a check builds them
+again, so they are built once per argument: an event's data is never changed once built
+(`sim.core.model.Event`), so events may share them.
 """
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 MODEL_NAME = "gpt-6-astra"
@@ -32,19 +37,23 @@ STEER_ERROR_MESSAGES = {
 STEER_ERROR_CODES = tuple(STEER_ERROR_MESSAGES)
 
 
+@cache
 def response_id(index: int) -> str:
     return f"resp_{index + 1:04d}"
 
 
+@cache
 def steer_id(number: int) -> str:
     """`steer_` and 32 hex digits, the shape of the documented example."""
     return f"steer_{number + 1:032x}"
 
 
+@cache
 def call_id(response: int) -> str:
     return f"call_{response + 1:04d}"
 
 
+@cache
 def steer_text(text: int) -> str:
     return f"Steer {text + 1}: keep the scope small enough for one developer to finish in two weeks."
 
@@ -60,11 +69,15 @@ def lane_field(stream_id: str | None) -> dict[str, str]:
 
 
 # ---------------------------------------------------------------------------------------------- items
+ITEM_PREFIX = {"message": "msg", "function_call": "fc", "web_search_call": "ws"}
+
+
+@cache
 def item_id(kind: str, response: int) -> str:
-    prefix = {"message": "msg", "function_call": "fc", "web_search_call": "ws"}[kind]
-    return f"{prefix}_{response + 1:04d}"
+    return f"{ITEM_PREFIX[kind]}_{response + 1:04d}"
 
 
+@cache
 def output_item(kind: str, response: int, done: bool) -> dict[str, Any]:
     """One output item of `response`, as added (`done` False) or finished."""
     ident = item_id(kind, response)
@@ -79,10 +92,12 @@ def output_item(kind: str, response: int, done: bool) -> dict[str, Any]:
             "action": {"type": "search", "query": "task-tracking app scope"}}
 
 
+@cache
 def final_text(response: int) -> str:
     return f"Two-week plan ({response_id(response)})."
 
 
+@cache
 def tools_field(kinds: tuple[str, ...]) -> list[dict[str, Any]]:
     tools: list[dict[str, Any]] = []
     if "web_search_call" in kinds:
