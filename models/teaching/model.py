@@ -50,18 +50,26 @@ class TeachingModel:
         self._indexed_actions = {kind: tuple(Action("agent", kind, (j,)) for j in range(K + 1))
                                  for kind in ("agent.skip", "agent.launch", "agent.collect")}
         self._facts_memo: dict[tuple[Action, Any], tuple[F.Fact, ...]] = {}
+        # the facts of call j finishing, observed the first time it finishes (most steps are one)
+        self._finish_facts: list[tuple[F.Fact, ...] | None] = [None] * K
+        # the finishing actions enabled by each tuple of running calls met
+        self._finishing: dict[tuple[bool, ...], tuple[Action, ...]] = {}
+        # per tuple of running calls (finished results) met, the tuples a call finishing makes of it, one
+        # per call: built once and shared by every state that holds them
+        self._stopped: dict[tuple[bool, ...], tuple[tuple[bool, ...], ...]] = {}
+        self._finished: dict[tuple[bool, ...], tuple[tuple[bool, ...], ...]] = {}
 
     def init_states(self) -> Sequence[TeachingState]:
         z, f = self._zeros, self._idle
         return [TeachingState(MODEL, 0, 0, 0, False, 0, 0, 0, (), (), z, f, f)]
 
     def actions(self, s: TeachingState) -> list[Action]:
-        out = []
-        if s.sent < self.N:
-            out.append(self._steer_actions[s.sent + 1])
-        for j, running in enumerate(s.calls):
-            if running:
-                out.append(self._tool_actions[j])
+        out = [self._steer_actions[s.sent + 1]] if s.sent < self.N else []
+        calls = s.calls
+        finishing = self._finishing.get(calls)
+        if finishing is None:
+            finishing = self._finishing[calls] = tuple(self._tool_actions[j] for j, on in enumerate(calls) if on)
+        out += finishing
         agent = self._agent_action(s)
         if agent is not None:
             out.append(agent)
@@ -86,12 +94,17 @@ class TeachingModel:
         return None
 
     def next_state(self, s: TeachingState, a: Action) -> TeachingState:
-        phase, i, c, nl, intr, pend, sent, rej, q, hist, nres, calls, ress = s
         kind = a.kind
-        if kind == "tool.finish":  # most steps are this one: `_set` written out
-            j = a.args[0]
-            return _new(TeachingState, (phase, i, c, nl, intr, pend, sent, rej, q, hist, nres,
-                                        (*calls[:j], False, *calls[j + 1:]), (*ress[:j], True, *ress[j + 1:])))
+        if kind == "tool.finish":  # most steps are this one: only the last two fields change, to tuples
+            j = a.args[0]            # remembered per tuple they come from
+            calls, ress = s.calls, s.ress
+            stopped, finished = self._stopped.get(calls), self._finished.get(ress)
+            if stopped is None:
+                stopped = self._stopped[calls] = _each_set(calls, False)
+            if finished is None:
+                finished = self._finished[ress] = _each_set(ress, True)
+            return _new(TeachingState, s[:11] + (stopped[j], finished[j]))
+        phase, i, c, nl, intr, pend, sent, rej, q, hist, nres, calls, ress = s
         if kind == "user.steer":
             if len(q) < self.Q:
                 return _new(TeachingState, (phase, i, c, nl, intr, pend, sent + 1, rej, (*q, sent + 1), hist, nres,
@@ -122,14 +135,23 @@ class TeachingModel:
 
     def step_facts(self, s: TeachingState, a: Action) -> tuple[TeachingState, tuple[F.Fact, ...]]:
         """The step with its facts, without building its events: the facts of a step depend on the
-        action and on at most one bit of the states (`_facts_key`), so each such pair is observed once."""
+        action and on at most one bit of the states (`_facts_key`), so each such pair is observed once;
+        those of a call finishing, most steps, on the call alone, so they are kept by the call's index."""
         t = self.next_state(s, a)
-        kind = a.kind
-        key = (a, None if kind == "tool.finish" else _facts_key(s, a, t))
+        if a.kind == "tool.finish":
+            j = a.args[0]
+            facts = self._finish_facts[j]
+            if facts is None:
+                facts = self._finish_facts[j] = self._observed_facts(s, a, t)
+            return t, facts
+        key = (a, _facts_key(s, a, t))
         facts = self._facts_memo.get(key)
         if facts is None:
-            facts = self._facts_memo[key] = tuple(f for e in self.observe(s, a, t) for f in self.facts(e))
+            facts = self._facts_memo[key] = self._observed_facts(s, a, t)
         return t, facts
+
+    def _observed_facts(self, s: TeachingState, a: Action, t: TeachingState) -> tuple[F.Fact, ...]:
+        return tuple(f for e in self.observe(s, a, t) for f in self.facts(e))
 
     def observe(self, s: TeachingState, a: Action, t: TeachingState) -> list[Event]:
         kind = a.kind
@@ -238,3 +260,8 @@ def _facts_key(s: TeachingState, a: Action, t: TeachingState) -> Any:
 
 def _set(values: tuple, index: int, value: Any) -> tuple:
     return values[:index] + (value,) + values[index + 1 :]
+
+
+def _each_set(values: tuple, value: Any) -> tuple[tuple, ...]:
+    """`values` with each position in turn set to `value`."""
+    return tuple(_set(values, index, value) for index in range(len(values)))

@@ -15,6 +15,7 @@ property from those arrays. Above the limit liveness is reported as unknown, wit
 
 from __future__ import annotations
 
+import gc
 import sys
 import time
 from array import array
@@ -152,6 +153,10 @@ class Explorer:
             self.notes.append("symmetry reduction off: the model declares no symmetry")
         self.judged = (*(p.state for p in self.product.sometimes), *(p.state for p in self.product.state_props))
         self.unreached = self._unreached()
+        # each state is judged by the state properties once, when first reached, not on every step that
+        # reaches it; under symmetry the visited set holds a representative, and every state reached is judged
+        self.judge_targets = not self.symmetry
+        self._moves = self.product.search_moves if self.judge_targets else self.product.moves
 
     def _unreached(self) -> list:
         """The sometimes-properties no state has satisfied yet: the only ones a new state is judged by."""
@@ -169,7 +174,21 @@ class Explorer:
             return self._result(time.monotonic() - started)
 
     def run(self, resumed: Frontier | None = None, seconds_before: float = 0.0) -> CheckResult:
-        """Search from the initial states, or continue a checkpoint's frontier (`resumed`)."""
+        """Search from the initial states, or continue a checkpoint's frontier (`resumed`).
+
+        The cyclic garbage collector's own passes are off meanwhile: the visited states live until the
+        search ends, and each full pass would traverse all of them again (a quarter of the run's time).
+        The young objects are collected instead at every look at the limits, so that reference cycles
+        the model's code drops are freed as before (unless the caller had turned the collector off)."""
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return self._search(resumed, seconds_before, collecting)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _search(self, resumed: Frontier | None, seconds_before: float, collecting: bool) -> CheckResult:
         started = time.monotonic() - seconds_before
         product, opts = self.product, self.options
         frontier = Frontier(lifo=opts.strategy != "bfs") if resumed is None else resumed
@@ -184,7 +203,7 @@ class Explorer:
             except ModelError as error:
                 raise error.with_path((), f"initial state {k}") from None
             frontier.append((index, init, 0))
-        pop = frontier.pop
+        pop, queued = frontier.pop, frontier.entries  # the deque itself, asked before every expansion
         next_report = time.monotonic() + opts.progress_interval
         next_checkpoint = time.monotonic() + opts.checkpoint_every
         check_every = 0
@@ -192,7 +211,7 @@ class Explorer:
         max_depth = opts.max_depth
         parents, max_states = self.parents, opts.max_states
         self.violations_seen = sum(r.status == "violated" for r in self.results.values())
-        while frontier:
+        while queued:
             # `_stopped`, reading the counters first: it is asked before every expansion
             if (self.violations_seen and self._violated_and_stopping()) or (
                     max_states is not None and len(parents) >= max_states):
@@ -209,6 +228,8 @@ class Explorer:
             check_every += 1
             if check_every >= EXPANSIONS_BETWEEN_CHECKS:
                 check_every = 0
+                if collecting:
+                    gc.collect(1)
                 now = time.monotonic()
                 if opts.timeout is not None and now - started > opts.timeout:
                     self.incomplete_reason = f"time limit {opts.timeout:g} s reached"
@@ -265,27 +286,29 @@ class Explorer:
 
     def _expand(self, index: int, state: PState, depth: int, frontier: Frontier) -> None:
         product = self.product
-        visited = self.visited
         steps = self._ample(state, list(product.actions(state))) if self.por else None
         if steps is None:
-            steps = product.moves(state)
-        fired = self.fired
-        parents = self.parents
+            steps = self._moves(state)
+        visited, parents, fired, append = self.visited, self.parents, self.fired, frontier.append
         self.transitions += len(steps)
-        symmetry = self.symmetry
+        model, symmetry, graph = self.model, self.symmetry, self.track_graph
+        child_depth = depth + 1
         enabled_mask = 0
         for k, action, target, violations in steps:
             kind = action.kind
-            fired[kind] = fired.get(kind, 0) + 1
+            try:
+                fired[kind] += 1
+            except KeyError:
+                fired[kind] = 1
             if violations:
                 self._record_violations(index, k, violations)
             fresh = len(parents)
-            target_index = visited.setdefault(canonical(self.model, target) if symmetry else target, fresh)
+            target_index = visited.setdefault(canonical(model, target) if symmetry else target, fresh)
             if target_index == fresh:  # one hash of the state, whether it is new or not
-                self._record_state(fresh, index, k, depth + 1, target)
-                self._judge_state(fresh, target, (index, k))
-                frontier.append((fresh, target, depth + 1))
-            if self.track_graph:
+                self._record_state(fresh, index, k, child_depth, target)
+                self._judge_state(fresh, target, index)
+                append((fresh, target, child_depth))
+            if graph and self.track_graph:  # recording a state may have dropped the graph
                 cls = self._class_of(action)
                 if cls != NO_CLASS:
                     enabled_mask |= 1 << cls
@@ -347,18 +370,32 @@ class Explorer:
         return cls
 
     # ------------------------------------------------------------------ verdicts
-    def _judge_state(self, index: int, state: PState, via: tuple[int, int] | None) -> None:
+    def _judge_state(self, index: int, state: PState, via: int | None) -> None:
+        """Judge state `index`, just reached (`via` its parent's index; None for an initial state), by
+        the sometimes-properties not yet reached and, unless the step that reached it judged them
+        (`judge_targets`), by the state properties."""
         product = self.product
-        if self.unreached:
+        unreached = self.unreached
+        if unreached:
             model_state = state[0]
-            reached = [prop for prop in self.unreached if prop.state(model_state)]
+            holds = product.sometimes_predicates
+            try:  # most states reach none: one pass over the unwrapped predicates tells
+                for prop in unreached:
+                    if holds[prop.name](model_state):
+                        break
+                else:
+                    unreached = ()
+            except Exception:  # judged again through the guarded predicates, which name the property
+                pass
+        if unreached:
+            reached = [prop for prop in unreached if prop.state(model_state)]
             for prop in reached:
                 result = self.results[prop.name]
                 result.status = "reached"
                 result.counterexample = self._path(index)
             if reached:
                 self.unreached = [p for p in self.unreached if p not in reached]
-        if via is None and product.state_props:
+        if (via is None or self.judge_targets) and product.state_props:
             for violation in product.state_violations(state):
                 self._record_violation_at(index, violation)
 

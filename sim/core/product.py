@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 from sim.core.facts import Fact, FactError, fact_problem
 from sim.core.model import (
     Action,
+    AdaptedModel,
     Always,
     Event,
     Eventually,
@@ -123,6 +124,8 @@ class Product:
             for i, m in enumerate(self.monitors)
             if type(m).settled is not Monitor.settled
         )
+        # the model's own `actions` where the adapter would only pass the call on: it runs for every state
+        self._actions = model.inner.actions if type(model) is AdaptedModel else model.actions
         self.fair_patterns = tuple(model.fair_actors)
         self._fair_cache: dict[str, str | None] = {}
         self._admitted: set[Fact] = set()
@@ -138,6 +141,9 @@ class Product:
         self._state_judges = tuple((p.name, p.state, p.doc or f"{p.name} does not hold")
                                    for p in raw if p.state is not None)
         self._plain_judges = tuple(judge for _, judge, with_events, _ in self._step_judges if not with_events)
+        self._state_predicates = tuple(judge for _, judge, _ in self._state_judges)
+        # each sometimes-property with its predicate unwrapped, for a search that judges every new state
+        self.sometimes_predicates = {p.name: p.state for p in own if isinstance(p, Sometimes)}
         self._evented_judges = tuple(judge for _, judge, with_events, _ in self._step_judges if with_events)
         wants_events = bool(self._evented_judges)
         self._step_facts = None if wants_events else model.step_facts
@@ -162,7 +168,18 @@ class Product:
         return [(s, initial) for s in states]
 
     def state_violations(self, pstate: PState) -> tuple[Violation, ...]:
-        return tuple(self._state_broken(pstate[0]))
+        """The state properties `pstate` breaks: all judged in one pass first, and only a state that breaks
+        one (or raises) judged again, property by property, to name what it broke."""
+        state = pstate[0]
+        try:
+            for judge in self._state_predicates:
+                if not judge(state):
+                    break
+            else:
+                return ()
+        except Exception:
+            pass
+        return tuple(self._state_broken(state))
 
     def _step_broken(self, state: Hashable, action: Action, nxt: Hashable, events: tuple[Event, ...]
                      ) -> list[Violation]:
@@ -198,7 +215,7 @@ class Product:
 
     def actions(self, pstate: PState) -> Sequence[Action]:
         try:
-            return self.model.actions(pstate[0])
+            return self._actions(pstate[0])
         except Exception as broken:
             raise model_error(broken, pstate[0], what="actions()") from broken
 
@@ -212,16 +229,26 @@ class Product:
         give its facts without them)."""
         return self._steps(pstate, self.actions(pstate), whole=False)
 
-    def _steps(self, pstate: PState, actions: Sequence[Action], whole: bool) -> list:
-        """The steps of `actions` from `pstate` (no-ops left out): Transitions when `whole`, else Moves,
-        for which the model's `step_facts` stands in for `step` where it may."""
+    def search_moves(self, pstate: PState) -> list[tuple[int, Action, PState, tuple[Violation, ...]]]:
+        """`moves` for a search that judges each state by the model's state properties once, when it
+        first reaches it (`state_violations`): the states reached are not judged here, where `moves`
+        judges a state again on every step that reaches it, and each move is a plain tuple of a Move's
+        fields, which costs less to build."""
+        return self._steps(pstate, self.actions(pstate), whole=False, search=True)
+
+    def _steps(self, pstate: PState, actions: Sequence[Action], whole: bool, search: bool = False) -> list:
+        """The steps of `actions` from `pstate` (no-ops left out): Transitions when `whole`, else Moves
+        (as plain tuples, the states reached not judged by the state properties, when `search`), for
+        which the model's `step_facts` stands in for `step` where it may."""
         state, mstates = pstate
         fast = None if whole else self._step_facts
         stepper = fast or self.model.step
         to_facts = self.model.facts
         followed = self._followed
-        plain, evented, state_judges = self._plain_judges, self._evented_judges, self._state_judges
+        plain, evented = self._plain_judges, self._evented_judges
+        state_judges = () if search else self._state_predicates
         out: list = []
+        append = out.append
         for position, action in enumerate(actions):
             try:
                 taken = stepper(state, action)
@@ -229,7 +256,8 @@ class Product:
                     continue
                 if fast is not None:
                     nxt, facts = taken
-                    facts = tuple(facts)
+                    if type(facts) is not tuple:
+                        facts = tuple(facts)
                     events: tuple[Event, ...] = ()
                 else:
                     nxt, events = taken
@@ -245,9 +273,9 @@ class Product:
                 if hit is None:
                     hit = self._follow(mstates, facts, state, action)
                 target_mstates, broken_monitors = hit
+                violations = list(broken_monitors) if broken_monitors else None
             else:
-                target_mstates, broken_monitors = mstates, ()
-            violations = list(broken_monitors) if broken_monitors else None
+                target_mstates, violations = mstates, None
             # every property is first judged in one pass; only a step that breaks one (or raises) is
             # judged again, property by property, to name what it broke in the properties' order
             suspect = False
@@ -255,21 +283,28 @@ class Product:
                 for judge in plain:
                     if not judge(state, action, nxt):
                         suspect = True
-                for judge in evented:
-                    if not judge(state, action, nxt, events):
-                        suspect = True
-                for _, judge, _ in state_judges:
-                    if not judge(nxt):
-                        suspect = True
+                if evented:  # none where `step_facts` stands in for `step`
+                    for judge in evented:
+                        if not judge(state, action, nxt, events):
+                            suspect = True
+                if state_judges:  # none in a search's moves
+                    for judge in state_judges:
+                        if not judge(nxt):
+                            suspect = True
             except Exception:
                 suspect = True
             if suspect:
                 violations = (violations or []) + self._step_broken(state, action, nxt, events)
-                violations += self._state_broken(nxt)
+                if not search:
+                    violations += self._state_broken(nxt)
             verdicts = tuple(violations) if violations else ()
             target = (nxt, target_mstates)
-            out.append(_tuple(Transition, (action, target, events, facts, verdicts)) if whole
-                       else _tuple(Move, (position, action, target, verdicts)))
+            if search:
+                append((position, action, target, verdicts))
+            elif whole:
+                append(_tuple(Transition, (action, target, events, facts, verdicts)))
+            else:
+                append(_tuple(Move, (position, action, target, verdicts)))
         return out
 
     def _follow(self, mstates: tuple, facts: tuple[Fact, ...], state: Hashable, action: Action
