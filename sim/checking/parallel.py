@@ -103,7 +103,7 @@ class PartitionedExplorer(Explorer):
             raise ValueError("a partitioned check does not resume checkpoints")
         started = time.monotonic()
         with self._group() as group:
-            queued = self._search(group, started)
+            queued = self._levels(group, started)
         opts = self.options
         if queued and self.incomplete_reason is None and not self._violated_and_stopping():
             self.incomplete_reason = f"state limit {opts.max_states} reached"
@@ -116,7 +116,7 @@ class PartitionedExplorer(Explorer):
             opts.progress(self._progress(seconds, queued, self.max_depth))
         return self._result(seconds)
 
-    def _search(self, group: WorkerGroup, started: float) -> int:
+    def _levels(self, group: WorkerGroup, started: float) -> int:
         """Level after level until the search ends; returns how many states it leaves queued."""
         opts = self.options
         self.met = [[] for _ in range(group.count)]

@@ -245,8 +245,10 @@ class Partition:
         deadline = None if budget.seconds is None else time.monotonic() + budget.seconds
         ceiling = None if budget.memory_mb is None else private_mb() + budget.memory_mb
         action_codes = self.actions
+        add_key, add_ref, add_code = keys.append, refs.append, codes.append
         failure: dict[str, Any] = {}
         rows = reported = 0
+        unseen = -1 - len(unknown_keys)  # the code the next unknown target gets
         try:
             for count, (index, state) in enumerate(level):
                 if count % SOURCES_BETWEEN_CHECKS == SOURCES_BETWEEN_CHECKS - 1:
@@ -259,18 +261,18 @@ class Partition:
                 moves = product.moves(state)
                 for k, action, target, violations in moves:
                     key = canonical(model, target) if symmetry else target
-                    unseen = -1 - len(unknown_keys)
                     ref = known.setdefault(key, unseen)  # one hash of the state, known or not
                     if ref == unseen:
+                        unseen -= 1
                         unknown_keys.append(key)
                         unknown_states.append(target)
                         unknown_firsts.append(base | k)
-                    keys.append(base | k)
-                    refs.append(ref)
+                    add_key(base | k)
+                    add_ref(ref)
                     code = action_codes.get(action)
                     if code is None:
                         code = action_codes[action] = len(action_codes)
-                    codes.append(code)
+                    add_code(code)
                     if violations:
                         findings += [(v.property, v.message, index, k) for v in violations]
                 if not moves:

@@ -103,9 +103,10 @@ def local_partitions(model: Model, workers: int, symmetry: bool) -> Iterator[Pip
 
 def _serve(me: int) -> None:
     """A worker's task for the whole run: build its partition, then answer calls until the pool ends.
-    After each call the objects alive are frozen out of the cyclic collector: they are the partition's
+    The cyclic collector's own passes are off, as in the one-process explorer: after each call the young
+    objects are collected and what is left alive is frozen out of the collector. It is the partition's
     states and tables, long-lived and acyclic, so scanning them again and again (as each level adds
-    more) finds nothing and costs several per cent of the run; reference counting still frees them."""
+    more) would find nothing and cost a good part of the run; reference counting still frees them."""
     pipes = _INHERITED["pipes"]
     for w, (coordinator_end, worker_end) in enumerate(pipes):
         coordinator_end.close()
@@ -114,12 +115,14 @@ def _serve(me: int) -> None:
     pipe = pipes[me][1]
     workers, symmetry = _INHERITED["settings"]
     partition = Partition(_INHERITED["model"], me, workers, symmetry)
+    gc.disable()
     while True:
         method, args = pipe.recv()
         try:
             reply = getattr(partition, method)(*args)
         except Exception:
             reply = WorkerFailure(f"worker {me} of the check failed:\n{traceback.format_exc()}")
+        gc.collect(1)
         gc.freeze()
         pipe.send(reply)
 
