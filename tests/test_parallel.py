@@ -18,6 +18,7 @@ from sim.core.product import Product
 from sim.core.registry import get_model_spec
 from sim.errors import EXIT_OK, EXIT_USAGE, EXIT_VIOLATION
 from sim.report.formats import check_json
+from tests.test_explorer_judging import Grid
 from tests.test_reduction import PoolModel
 
 
@@ -240,3 +241,35 @@ def test_a_worker_that_dies_ends_the_check_instead_of_hanging_it() -> None:
 
     with pytest.raises(WorkerFailure, match="ended unexpectedly"):
         check(Vanishing(3), workers=2)
+
+
+@pytest.mark.parametrize("bad", [frozenset({(2, 3)}), frozenset({(1, 1), (4, 0), (0, 5)}), frozenset({(0, 0)})])
+def test_workers_judge_each_new_state_once_with_the_verdicts_of_one_process(bad: frozenset) -> None:
+    """The owner judges a new state by the state properties when it admits it; the violation is the one
+    process's, at the state the first step reaches, and stops the search after that step's source."""
+    for keep_going in (False, True):
+        options = CheckOptions(keep_going=keep_going)
+        one = check_json(check(Grid(bad=bad), options), {}, None) | {"seconds": 0}
+        assert one["status"] == "violation"
+        for workers in (2, 3):
+            assert check_json(check(Grid(bad=bad), options, workers=workers), {}, None) | {"seconds": 0} == one
+
+
+class Raising(Grid):
+    """A grid whose state property raises at one cell: a model error while a new state is judged."""
+
+    def off_bad(self, s) -> bool:
+        if s == (2, 1):
+            raise KeyError("boom")
+        return True
+
+
+def test_a_state_property_that_raises_on_a_worker_is_the_one_process_error() -> None:
+    from sim.errors import ModelError
+
+    messages = []
+    for workers in (1, 2, 3):
+        with pytest.raises(ModelError) as raised:
+            check(Raising(), workers=workers)
+        messages.append(str(raised.value))
+    assert "boom" in messages[0] and messages[1] == messages[0] and messages[2] == messages[0]

@@ -41,21 +41,23 @@ from sim.core.product import Violation
 from sim.errors import ModelError
 
 ACTION_MASK = (1 << KEY_BITS) - 1
+STATE = "state"  # marks a finding of the state properties on the state a step reaches first
 
 
 class Level(NamedTuple):
     """A level's transitions from every worker, in search order (by key: source index, then action
     position), with the worker that took each, its target as that worker gave it (an index, or -1 -
     the target's number among the worker's unknown targets), and its kind and actor as the
-    coordinator's codes; the findings (property, message, source, action or -1 for a dead end) in
-    search order; the dead ends; and the first source a model error stopped at, with the error."""
+    coordinator's codes; the findings (property, message, source, action or -1 for a dead end, and
+    STATE for a state property's verdict on the state that step reaches first) in search order; the
+    dead ends; and the first source a model error stopped at, with the error."""
 
     keys: np.ndarray
     refs: np.ndarray
     worker: np.ndarray
     kinds: np.ndarray
     actors: np.ndarray
-    findings: list[tuple[str, str, int, int]]
+    findings: list[tuple]
     terminal: list[int]
     failure: tuple[int, ModelError] | None
 
@@ -152,10 +154,11 @@ class PartitionedExplorer(Explorer):
                                           else f"memory limit {opts.max_memory_mb:g} MB reached")
                 return queued
             level = self._gather(replies)
-            numbering, cut = self._number(group, replies, level, start, end - start)
+            numbering, cut, level = self._number(group, replies, level, start, end - start)
             taken = int(np.searchsorted(level.keys, (start + cut) << KEY_BITS))
-            self._record(level, taken, self._targets(level, numbering), start, cut)
-            self._append_states(numbering.firsts[: numbering.count], depth + 1)
+            base = len(self.parents)
+            self._append_states(numbering.firsts[: numbering.count], depth + 1)  # paths to them are asked next
+            self._record(level, taken, self._targets(level, numbering), start, cut, numbering.firsts, base)
             waiting = tuple(p.name for p in self.product.sometimes if self.results[p.name].status != "reached")
             settle = [Settle(admitted, resolved, waiting=waiting, judge=True, liveness=self.track_graph)
                       for admitted, resolved in zip(numbering.admitted, numbering.resolved, strict=True)]
@@ -259,13 +262,14 @@ class PartitionedExplorer(Explorer):
         return Level(*(joined[name][order] for name in columns), findings, terminal, failure)
 
     def _number(self, group: WorkerGroup, replies: list[dict[str, Any]], level: Level, start: int,
-                size: int) -> tuple[Numbering, int]:
+                size: int) -> tuple[Numbering, int, Level]:
         """Ask each owner which of the level's unknown targets are new, number the new states in search
         order (each by the first transition that reaches it), find where one process stops in this
         level, and give every worker the indices of what it owns and what it asked about."""
         workers = group.count
         senders = [[w for w, reply in enumerate(replies) if o in reply["asked"]] for o in range(workers)]
         answers = group.call("admit", [([replies[w]["asked"][o] for w in senders[o]],) for o in range(workers)])
+        level = self._with_state_findings(level, answers)
         firsts = np.concatenate([answer["firsts"] for answer in answers])
         rank = np.empty(len(firsts), dtype=np.int64)
         order = np.argsort(firsts, kind="stable")
@@ -287,7 +291,24 @@ class PartitionedExplorer(Explorer):
             for o, batch in asked.items():
                 out[batch.numbers] = _resolve(answers[o]["theirs"][senders[o].index(w)], admitted[o])
             resolved.append(out)
-        return Numbering(firsts, count, admitted, resolved), cut
+        return Numbering(firsts, count, admitted, resolved), cut, level
+
+    def _with_state_findings(self, level: Level, answers: list[dict[str, Any]]) -> Level:
+        """The level with the owners' verdicts on its new states: each violation a finding at the step
+        that first reaches the state (`STATE`: recorded at the state, after that step's own findings),
+        and a model error while judging one a failure at that step's source, after any error the
+        expansion of that source met (it steps before it judges)."""
+        findings = list(level.findings)
+        failures = [] if level.failure is None else [(level.failure[0], 0, level.failure[1])]
+        for answer in answers:
+            firsts = answer["firsts"].tolist()
+            findings += [(name, message, firsts[at] >> KEY_BITS, firsts[at] & ACTION_MASK, STATE)
+                         for at, name, message in answer["judged"]]
+            if "judging" in answer:
+                failures.append((answer["judging"], 1, answer["error"]))
+        findings.sort(key=lambda found: (found[2], found[3], len(found)))
+        failure = min(failures, key=lambda found: found[:2]) if failures else None
+        return level._replace(findings=findings, failure=None if failure is None else (failure[0], failure[2]))
 
     def _targets(self, level: Level, numbering: Numbering) -> np.ndarray:
         """Every row's target index (-1 for a state past the cut)."""
@@ -322,17 +343,22 @@ class PartitionedExplorer(Explorer):
             self.failure = level.failure
         return cut
 
-    def _record(self, level: Level, taken: int, dst: np.ndarray, start: int, cut: int) -> None:
-        """Counts, coverage, violations, dead ends and the liveness graph of the states expanded."""
+    def _record(self, level: Level, taken: int, dst: np.ndarray, start: int, cut: int, firsts: np.ndarray,
+                base: int) -> None:
+        """Counts, coverage, violations, dead ends and the liveness graph of the states expanded; the
+        level's new states are numbered from `base` in the order of their first keys, `firsts`."""
         self.transitions += taken
         fired = np.bincount(level.kinds[:taken], minlength=len(self.kinds)).tolist()
         for code, times in enumerate(fired):
             if times:
                 self.fired[self.kinds[code]] = self.fired.get(self.kinds[code], 0) + times
-        for name, message, source, action in level.findings:
+        for name, message, source, action, *at_state in level.findings:
             if source >= start + cut:
                 break
-            if action >= 0:
+            if at_state:
+                index = base + int(np.searchsorted(firsts, (source << KEY_BITS) | action))
+                self._record_violation_at(index, Violation(name, message))
+            elif action >= 0:
                 self._record_violations(source, action, (Violation(name, message),))
             else:
                 self._record_violation_at(source, Violation(name, message))

@@ -102,6 +102,9 @@ class Partition:
         self.product = Product(model)
         self.me, self.workers, self.forked = me, workers, forked
         self.symmetry = symmetry
+        # as in the one-process explorer: each new state is judged by the state properties once, by its
+        # owner when it admits it, not on every step that reaches it (under symmetry, on every step)
+        self.moves = self.product.moves if symmetry else self.product.search_moves
         # key -> discovery index of every state met and numbered, owned or not; during a level, a
         # target not known yet maps to -1 - its number among the level's unknown targets
         self.known: dict[Hashable, int] = {}
@@ -182,6 +185,8 @@ class Partition:
         rank[order] = np.arange(len(order))
         self.new_states = [states[i] for i in order.tolist()]
         self._owned_unknown = ([], [], [])
+        sorted_firsts = np.array(firsts, dtype=np.int64)[order]
+        judged, failure = self._judge_new(sorted_firsts)
 
         def renumbered(found: list[int]) -> np.ndarray:
             out = np.array(found, dtype=np.int64)
@@ -189,8 +194,22 @@ class Partition:
             out[fresh] = -1 - rank[-1 - out[fresh]]
             return out
 
-        return {"firsts": np.array(firsts, dtype=np.int64)[order], "own": renumbered(own),
-                "theirs": [renumbered(found) for found in theirs]}
+        return {"firsts": sorted_firsts, "own": renumbered(own), "theirs": [renumbered(found) for found in theirs],
+                "judged": judged, **failure}
+
+    def _judge_new(self, firsts: np.ndarray) -> tuple[list[tuple[int, str, str]], dict[str, Any]]:
+        """The state properties' verdicts on the new states, in search order: (position, property,
+        message) per violation, and a model error as a value, at the source that reached the state."""
+        judged: list[tuple[int, str, str]] = []
+        if self.symmetry or not self.product.state_props:
+            return judged, {}
+        position = 0
+        try:
+            for position, state in enumerate(self.new_states):
+                judged += [(position, v.property, v.message) for v in self.product.state_violations(state)]
+        except ModelError as error:
+            return judged, {"error": error, "judging": int(firsts[position]) >> KEY_BITS}
+        return judged, {}
 
     # ------------------------------------------------------------------ inside a level
     def _settle(self, batch: Settle) -> list[tuple[int, PState]]:
@@ -258,7 +277,7 @@ class Partition:
                         return {"stopped": "memory"}
                 self.at, rows, reported = index, len(keys), len(findings)
                 base = index << KEY_BITS
-                moves = product.moves(state)
+                moves = self.moves(state)
                 for k, action, target, violations in moves:
                     key = canonical(model, target) if symmetry else target
                     ref = known.setdefault(key, unseen)  # one hash of the state, known or not
