@@ -23,6 +23,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import signal
 import sys
+import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from multiprocessing.pool import Pool
@@ -109,5 +110,20 @@ def worker_pool(workers: int) -> Iterator[Pool]:
     try:
         yield pool
     finally:
-        pool.terminate()
-        pool.join()
+        _terminate(pool)
+
+
+def _terminate(pool: Pool) -> None:
+    """`pool.terminate()` and join, with a bound: a worker still alive a while after the pool's own
+    SIGTERM (rarely, one is never signalled and waits for ever on the task queue's lock, which the
+    terminating pool holds) is ended with SIGKILL, so that leaving the pool can never hang."""
+    processes = list(getattr(pool, "_pool", ()))  # the pool's worker processes (not a public attribute)
+    closing = threading.Thread(target=pool.terminate, daemon=True)
+    closing.start()
+    closing.join(timeout=3 * TERMINATE_GRACE_S)
+    if closing.is_alive():
+        for process in processes:
+            if process.is_alive():
+                process.kill()
+        closing.join()
+    pool.join()

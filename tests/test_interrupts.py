@@ -196,3 +196,32 @@ def test_a_ctrl_c_during_deferred_cleanup_is_raised_after_it_completes(tmp_path)
     assert removed
     with interrupts_deferred():  # nothing held: the block just runs
         pass
+
+
+def _deaf_to_sigterm(seconds: float) -> int:
+    """A task that makes its worker ignore SIGTERM, as a worker the pool never signals behaves."""
+    import os
+    import signal
+    import time
+
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    time.sleep(seconds)
+    return os.getpid()
+
+
+def test_leaving_a_worker_pool_ends_a_worker_that_outlives_sigterm() -> None:
+    import os
+    import time
+
+    from sim.interrupts import worker_pool
+
+    with worker_pool(1) as pool:
+        pending = pool.apply_async(_deaf_to_sigterm, (600,))
+        time.sleep(0.5)  # the worker has taken the task
+        pid = next(iter(pool._pool)).pid
+    assert not pending.ready()
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return
+    raise AssertionError(f"worker {pid} is still alive after the pool was left")
