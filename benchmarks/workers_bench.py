@@ -16,9 +16,11 @@ import json
 import subprocess
 import sys
 
-# the cheapest step of the built-in models, where the workers' own bookkeeping weighs most, and a model
-# whose steps cost more, as most do
-CASES = (("teaching", ["K=10", "N=5", "Q=2", "P=10"]), ("foundry", ["callers=6"]))
+# the cheapest step of the built-in models, where the workers' own bookkeeping weighs most; a model whose
+# steps cost more, as most do; and the model whose states are largest (nested dataclasses: the most to
+# pickle and hash when a state crosses) and whose steps cost most
+CASES = (("teaching", ["K=10", "N=5", "Q=2", "P=10"]), ("foundry", ["callers=6"]),
+         ("openai-ws", ["lanes=2", "steers=2"]))
 CHILD = """
 import json, resource, sys, time
 from sim import CheckOptions, check

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from sim import Action, CheckOptions, Eventually, ModelBase, check
-from sim.checking.partition import KEY_BITS, SOURCES_BETWEEN_CHECKS, Budget, Partition, Settle, owners_of
+from sim.checking import transfer
+from sim.checking.partition import KEY_BITS, SOURCES_BETWEEN_CHECKS, Asked, Budget, Partition, Settle, owners_of
 from sim.cli import main
 from sim.core.product import Product
 from sim.core.registry import get_model_spec
@@ -157,12 +158,13 @@ def test_a_worker_knows_a_target_by_its_symmetry_representative() -> None:
     init = Product(model).init_states()[0]
     rows = Partition(model, 0, 1, True).settle_and_expand(Settle(initial=[(0, init)], judge=False), "expand",
                                                          Budget())
-    assert set(rows["refs"].tolist()) == {-1} and len(rows["refs"]) == 3  # three workers' first steps: one class
+    # three workers' first steps, one class: one code, the next after the initial state's
+    assert set(rows["refs"].tolist()) == {1} and len(rows["refs"]) == 3
 
 
-def test_a_state_met_once_is_known_by_its_index_and_crosses_only_the_first_time() -> None:
-    """Two partitions: a target owned by the other one leaves packed the first time it is met; once the
-    coordinator has numbered it, a transition to it is a known index and nothing leaves for it."""
+def test_a_state_met_once_keeps_its_code_and_crosses_only_the_first_time() -> None:
+    """Two partitions: a target owned by the other one leaves packed the first time it is met, and
+    keeps the code it got then: a transition to it later is that code, and nothing leaves for it."""
     model = PoolModel(3)
     product = Product(model)
     init = product.init_states()[0]
@@ -171,18 +173,35 @@ def test_a_state_met_once_is_known_by_its_index_and_crosses_only_the_first_time(
     assert elsewhere, "the pool's first steps all land in partition 0: choose another model"
     me = Partition(model, 0, 2, False)
     first = me.settle_and_expand(Settle(initial=[(0, init)], judge=False), "expand", Budget())
-    assert first["refs"].tolist() == [-1 - n for n in range(len(targets))]
+    assert first["base"] == 1 and first["refs"].tolist() == list(range(1, len(targets) + 1))
     asked = first["asked"][1]
     assert len(asked.numbers) == len(elsewhere)
-    answer = me.admit([])  # the targets partition 0 owns are new to it
-    resolved = np.arange(1, len(targets) + 1, dtype=np.int64)  # as the coordinator numbers them
-    admitted = np.empty(len(answer["firsts"]), dtype=np.int64)
-    admitted[-1 - answer["own"]] = resolved[first["own_numbers"]]
-    again = me.settle_and_expand(Settle(admitted, resolved, initial=[(99, init)], judge=False), "expand", Budget())
+    answer = me.admit([])  # the targets partition 0 owns are new to it, under the codes they got
+    assert sorted(answer["new_codes"].tolist()) == sorted(
+        {1 + n for n in range(len(targets))} - {1 + n for n in asked.numbers.tolist()})
+    assert answer["codes"] == 1 + len(targets)
+    admitted = np.arange(1, len(answer["firsts"]) + 1, dtype=np.int64)
+    again = me.settle_and_expand(Settle(admitted, initial=[(99, init)], judge=False), "expand", Budget())
     from_init = (again["keys"] >> KEY_BITS) == 99  # the admitted states are expanded too
-    assert again["refs"][from_init].tolist() == resolved.tolist()
+    assert again["refs"][from_init].tolist() == first["refs"].tolist()
     shipped = [state for asked in again["asked"].values() for state in pickle.loads(asked.blob)]
     assert not set(shipped) & set(targets)
+
+
+def test_an_owner_answers_a_target_asked_twice_with_one_code_and_the_earlier_first_key() -> None:
+    """Two workers meet the same new state in one level: its owner makes it one new state, under one
+    code, reached first by the smaller of the two first keys, and answers both askers with that code."""
+    model = PoolModel(3)
+    init = Product(model).init_states()[0]
+    target = Product(model).moves(init)[0].target
+    owner = Partition(model, 0, 2, False)
+    blob = transfer.dumps([target])
+    late = Asked(np.array([0]), np.array([(7 << KEY_BITS) | 2]), blob)
+    early = Asked(np.array([0]), np.array([(5 << KEY_BITS) | 1]), blob)
+    answer = owner.admit([late, early])
+    assert answer["firsts"].tolist() == [(5 << KEY_BITS) | 1] and answer["new_codes"].tolist() == [0]
+    assert [theirs.tolist() for theirs in answer["theirs"]] == [[0], [0]] and answer["codes"] == 1
+    assert owner.new_states == [target]
 
 
 # ---------------------------------------------------------------- Dask

@@ -227,6 +227,7 @@ def properties(cfg: Config) -> list[Property]:
                doc="in one-at-a-time mode each checkpoint drains at most one message"),
         Always("steer-outranks-stop", step=lambda s, a, t: not (
                    a.kind == "turn.poll" and (s.pending or s.late_steer) and not s.aborted and t.phase != "next"),
+               kinds=("turn.poll",),
                doc="a steer accepted during the tool batch outranks shouldStopAfterTurn: one the batch drained, "
                    "and one accepted while its launched calls ran (sequential Checkpoint C: 'must outrank "
                    "shouldStopAfterTurn even when there is no remaining tail')"),
@@ -245,6 +246,7 @@ def properties(cfg: Config) -> list[Property]:
     if cfg.mode != "interrupt" and cfg.debounce_ms > 0:
         props.append(Always("followup-waits-debounce",
                             step=lambda s, a, t: not (a.kind == "gateway.drain" and not s.quiet),
+                            kinds=("gateway.drain",),
                             doc="the follow-up queue drains only after the debounce window"))
     props += _vacuity_guards(cfg)
     return props

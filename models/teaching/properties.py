@@ -16,12 +16,13 @@ def properties(params: Mapping[str, Any], bug: str | None = None) -> list[Proper
     return [
         Always(
             "steer-before-launch",
-            step=lambda s, a, t: not (a.kind == "agent.launch" and s.q),
+            step=lambda s, a, t: not (a.kind == "agent.launch" and s.q), kinds=("agent.launch",),
             doc="a steer pending at a launch checkpoint suppresses that launch",
         ),
         Always(
             "delivered-steers-called",
             step=lambda s, a, t: not (a.kind == "agent.clear" and s.pend and t.phase != MODEL),
+            kinds=("agent.clear",),
             doc="a boundary that delivered steers makes another model call with them",
         ),
         Sometimes(

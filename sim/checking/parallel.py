@@ -4,8 +4,8 @@ process.
 Each state has an owner among the workers (`sim.checking.partition`): the owner keeps it, exactly, in
 its part of the visited set, and judges and expands it. A level's transitions come back as numpy
 columns of search keys (a key is the source's discovery index and the position of the action) and
-targets (an index where the worker knew the state, else its number among the worker's unknown targets);
-the unknown targets owned elsewhere go to their owners, who say which are new. The coordinator takes no
+targets (the worker's code of the state; the coordinator keeps the index of each worker's codes); the
+unknown targets owned elsewhere go to their owners, who say which are new. The coordinator takes no
 step of the model. It orders each level's transitions by key, which is the order in which one process
 takes them, and from that alone numbers the new states (each by the first transition that reaches it),
 finds where one process would have stopped (after the first violating state unless --keep-going, or
@@ -46,8 +46,8 @@ STATE = "state"  # marks a finding of the state properties on the state a step r
 
 class Level(NamedTuple):
     """A level's transitions from every worker, in search order (by key: source index, then action
-    position), with the worker that took each, its target as that worker gave it (an index, or -1 -
-    the target's number among the worker's unknown targets), and its kind and actor as the
+    position), with the worker that took each, its target as that worker gave it (its code of the
+    state: `PartitionedExplorer.indices` says which index that is), and its kind and actor as the
     coordinator's codes; the findings (property, message, source, action or -1 for a dead end, and
     STATE for a state property's verdict on the state that step reaches first) in search order; the
     dead ends; and the first source a model error stopped at, with the error."""
@@ -69,12 +69,11 @@ class Level(NamedTuple):
 class Numbering(NamedTuple):
     """What the coordinator decides of a level's new states: their first keys in search order (the
     admitted ones first: those before the cut), and per worker the index of each new state it owns
-    (`admitted`, -1 past the cut) and of each target it did not know (`resolved`, -1 past the cut)."""
+    (`admitted`, -1 past the cut), in the order its `admit` gave them."""
 
     firsts: np.ndarray
     count: int
     admitted: list[np.ndarray]
-    resolved: list[np.ndarray]
 
 
 class PartitionedExplorer(Explorer):
@@ -90,6 +89,7 @@ class PartitionedExplorer(Explorer):
         self.actor_class: dict[int, int] = {}  # actor code -> its fairness class, once the actor is met
         self.met: list[list[tuple[int, int]]] = []  # per worker, its action codes' (kind, actor) codes
         self.worker_mb: list[float] = []
+        self.indices: list[np.ndarray] = []  # per worker, the discovery index of each of its codes (-1: none)
         self.failure: tuple[int, ModelError] | None = None
 
     def _group(self) -> AbstractContextManager[WorkerGroup]:
@@ -158,10 +158,10 @@ class PartitionedExplorer(Explorer):
             taken = int(np.searchsorted(level.keys, (start + cut) << KEY_BITS))
             base = len(self.parents)
             self._append_states(numbering.firsts[: numbering.count], depth + 1)  # paths to them are asked next
-            self._record(level, taken, self._targets(level, numbering), start, cut, numbering.firsts, base)
+            self._record(level, taken, self._targets(level), start, cut, numbering.firsts, base)
             waiting = tuple(p.name for p in self.product.sometimes if self.results[p.name].status != "reached")
-            settle = [Settle(admitted, resolved, waiting=waiting, judge=True, liveness=self.track_graph)
-                      for admitted, resolved in zip(numbering.admitted, numbering.resolved, strict=True)]
+            settle = [Settle(admitted, waiting=waiting, judge=True, liveness=self.track_graph)
+                      for admitted in numbering.admitted]
             unexpanded = end - start - cut
             stopping = unexpanded > 0 or self.failure is not None or self._stopped()
             start, end, depth = end, len(self.parents), depth + 1
@@ -185,6 +185,7 @@ class PartitionedExplorer(Explorer):
             except ModelError as error:
                 raise error.with_path((), f"initial state {k}") from None
             found[int(owners_of([key], workers, self.dask is None)[0])].append((index, init))
+        self.indices = [np.array([index for index, _ in mine], dtype=np.int64) for mine in found]
         return [Settle(initial=mine, judge=False) for mine in found]
 
     def _limits(self, started: float) -> str:
@@ -265,7 +266,7 @@ class PartitionedExplorer(Explorer):
                 size: int) -> tuple[Numbering, int, Level]:
         """Ask each owner which of the level's unknown targets are new, number the new states in search
         order (each by the first transition that reaches it), find where one process stops in this
-        level, and give every worker the indices of what it owns and what it asked about."""
+        level, and learn the index of every code the workers gave in it."""
         workers = group.count
         senders = [[w for w, reply in enumerate(replies) if o in reply["asked"]] for o in range(workers)]
         answers = group.call("admit", [([replies[w]["asked"][o] for w in senders[o]],) for o in range(workers)])
@@ -279,19 +280,18 @@ class PartitionedExplorer(Explorer):
         count = int(np.searchsorted(firsts >> KEY_BITS, start + cut))
         base = len(self.parents)
         admitted, at = [], 0
-        for answer in answers:
+        for w, answer in enumerate(answers):
             mine = rank[at: at + len(answer["firsts"])]
             admitted.append(np.where(mine < count, base + mine, -1))
             at += len(answer["firsts"])
-        resolved = []
-        for w, reply in enumerate(replies):
-            asked = reply["asked"]
-            out = np.full(len(reply["own_numbers"]) + sum(len(a.numbers) for a in asked.values()), -1, dtype=np.int64)
-            out[reply["own_numbers"]] = _resolve(answers[w]["own"], admitted[w])
-            for o, batch in asked.items():
-                out[batch.numbers] = _resolve(answers[o]["theirs"][senders[o].index(w)], admitted[o])
-            resolved.append(out)
-        return Numbering(firsts, count, admitted, resolved), cut, level
+            grown = np.full(answer["codes"], -1, dtype=np.int64)
+            grown[: len(self.indices[w])] = self.indices[w]
+            grown[answer["new_codes"]] = admitted[w]
+            self.indices[w] = grown
+        for o, answer in enumerate(answers):  # what a worker asked another about: the owner's index
+            for w, theirs in zip(senders[o], answer["theirs"], strict=True):
+                self.indices[w][replies[w]["base"] + replies[w]["asked"][o].numbers] = self.indices[o][theirs]
+        return Numbering(firsts, count, admitted), cut, level
 
     def _with_state_findings(self, level: Level, answers: list[dict[str, Any]]) -> Level:
         """The level with the owners' verdicts on its new states: each violation a finding at the step
@@ -310,17 +310,12 @@ class PartitionedExplorer(Explorer):
         failure = min(failures, key=lambda found: found[:2]) if failures else None
         return level._replace(findings=findings, failure=None if failure is None else (failure[0], failure[2]))
 
-    def _targets(self, level: Level, numbering: Numbering) -> np.ndarray:
+    def _targets(self, level: Level) -> np.ndarray:
         """Every row's target index (-1 for a state past the cut)."""
-        refs = level.refs
-        unknown = refs < 0
-        if not unknown.any():
-            return refs
-        sizes = [len(r) for r in numbering.resolved]
-        offsets = np.cumsum([0, *sizes[:-1]])
-        joined = np.concatenate(numbering.resolved)
-        dst = refs.copy()
-        dst[unknown] = joined[offsets[level.worker[unknown]] + (-1 - refs[unknown])]
+        dst = np.empty(len(level.refs), dtype=np.int64)
+        for w, indices in enumerate(self.indices):
+            rows = level.worker == w
+            dst[rows] = indices[level.refs[rows]]
         return dst
 
     def _cut(self, level: Level, new_sources: np.ndarray, start: int, size: int) -> int:
@@ -424,9 +419,3 @@ class PartitionedExplorer(Explorer):
         del src, dst
         return self.edge_action[at]
 
-
-def _resolve(answer: np.ndarray, admitted: np.ndarray) -> np.ndarray:
-    """An owner's answer for targets (an index, or -1 - a position among its new states) as indices."""
-    if not len(admitted):
-        return answer
-    return np.where(answer >= 0, answer, admitted[np.maximum(-1 - answer, 0)])

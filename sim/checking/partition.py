@@ -2,20 +2,20 @@
 
 Each state has one owner among the N workers (`owners_of`). A worker keeps the states it owns in a
 dict, as the one-process explorer keeps all of them (exact: no fingerprint stands for a state), and
-expands them when their level comes. Every state it meets is remembered with its discovery index once
-the coordinator has given it, whoever owns it, so that a transition to a state met before costs one
-dict lookup, as in one process, and nothing crosses for it. A level takes two calls, each made on every
-worker at once:
+expands them when their level comes. Every state it meets, whoever owns it, gets a code of this worker
+the first time it is met (0, 1, 2, ... in the order met) and keeps it: the coordinator holds what each
+code's discovery index is, so a transition to a state met before costs one dict lookup, as in one
+process, nothing crosses for it, and the worker never goes back to its dict to learn an index. A level
+takes two calls, each made on every worker at once:
 
-- `settle_and_expand`: take in what the coordinator decided of the last level (the discovery index of
-  every state this worker asked about, and which of the new states it owns are admitted), judge its new
-  states (`sometimes`, the liveness goals and triggers), then expand them. Each transition becomes one
-  row of numpy-ready columns (search key, target, action), where the target is its index
-  when known, else the number of the state among this level's unknown targets. The unknown targets
-  owned elsewhere leave, packed, for their owners;
+- `settle_and_expand`: take in which of the new states this worker owns are admitted and their
+  discovery indices, judge them (`sometimes`, the liveness goals and triggers), then expand them. Each
+  transition becomes one row of numpy-ready columns (search key, target's code, action); the codes
+  from `base` on are this level's unknown targets. Those owned elsewhere leave, packed
+  (`sim.checking.transfer`), for their owners;
 - `admit`: given the unknown targets this partition owns, its own and those other workers met, with
-  the first key each reached it by, say which are new (the first key of each, in search order) and the
-  index of each old one.
+  the first key each reached it by, say which are new (the first key and the code of each, in search
+  order) and this partition's code of each target the others asked about.
 
 The coordinator numbers the new states, so a worker never decides anything that depends on timing. A
 state crosses between processes only when a worker meets it for the first time and another worker owns
@@ -25,7 +25,6 @@ coordinator can put it in search order and give it its path.
 
 from __future__ import annotations
 
-import pickle
 import time
 from array import array
 from collections.abc import Hashable, Sequence
@@ -34,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from sim.checking import transfer
 from sim.checking.memory import private_mb
 from sim.checking.reduction import canonical
 from sim.core.fingerprint import fingerprint
@@ -43,7 +43,6 @@ from sim.errors import ModelError
 
 KEY_BITS = 16  # a row's search key is (source index << KEY_BITS) | position of the action in actions()
 SOURCES_BETWEEN_CHECKS = 256  # a worker looks at the clock and its memory this often within a level
-CANDIDATE = -(1 << 62)  # `known` codes at or below it: new states of this partition, by position
 
 
 def owners_of(keys: Sequence[Hashable], workers: int, forked: bool) -> np.ndarray:
@@ -69,13 +68,12 @@ class Budget:
 class Settle:
     """What the coordinator decided of the last level, for one worker: `admitted`, the discovery index
     of each new state this partition owns, in the order `admit` gave them (-1: not admitted, the search
-    stops before it); `resolved`, the index of each target this worker did not know, by its number
-    (-1: not admitted). `initial`: the initial states this partition owns, with their indices (the
-    coordinator judges those itself). `waiting`: the `sometimes` properties no state has satisfied yet;
-    `judge`: evaluate those, and with `liveness` the goals and triggers of every liveness property."""
+    stops before it). `initial`: the initial states this partition owns, with their indices (the
+    coordinator judges those itself; they take this worker's first codes, in this order). `waiting`:
+    the `sometimes` properties no state has satisfied yet; `judge`: evaluate those, and with `liveness`
+    the goals and triggers of every liveness property."""
 
     admitted: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    resolved: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     initial: Sequence[tuple[int, Any]] = ()
     waiting: tuple[str, ...] = ()
     judge: bool = True
@@ -85,9 +83,10 @@ class Settle:
 @dataclass(frozen=True)
 class Asked:
     """Unknown targets one worker met that another owns: their numbers among the sender's unknown
-    targets, the first search key each was reached by there, and the states pickled together once: the
-    coordinator passes them on without decoding them, and one pickle writes a part that several states
-    share (they share most) once, so it is small and quick to read."""
+    targets of the level (a number n is the sender's code base + n), the first search key each was
+    reached by there, and the states pickled together once: the coordinator passes them on without
+    decoding them, and one pickle writes a part that several states share (they share most) once, so
+    it is small and quick to read."""
 
     numbers: np.ndarray
     firsts: np.ndarray
@@ -105,14 +104,14 @@ class Partition:
         # as in the one-process explorer: each new state is judged by the state properties once, by its
         # owner when it admits it, not on every step that reaches it (under symmetry, on every step)
         self.moves = self.product.moves if symmetry else self.product.search_moves
-        # key -> discovery index of every state met and numbered, owned or not; during a level, a
-        # target not known yet maps to -1 - its number among the level's unknown targets
-        self.known: dict[Hashable, int] = {}
+        self.known: dict[Hashable, int] = {}  # key -> this worker's code of every state met, owned or not
+        self.codes = 0  # how many codes are given: the next state met gets this one
+        self.base = 0  # the first code of this level's unknown targets
         self.unknown_keys: list[Hashable] = []
         self.unknown_states: list[PState] = []
         self.unknown_firsts = array("q")
         self.new_states: list[PState] = []  # what the last `admit` found new, in its order
-        self._owned_unknown: tuple[list, list, list] = ([], [], [])  # this level's unknown targets owned here
+        self._owned_unknown: tuple[np.ndarray, list, list] = (np.zeros(0, dtype=np.int64), [], [])
         self.actions: dict[Action, int] = {}  # every action met, numbered in the order met
         self.sent = 0  # how many of them the coordinator has been told of
         self.at = -1  # the state being judged or expanded: where a model error happened
@@ -143,59 +142,43 @@ class Partition:
 
     def admit(self, asked: Sequence[Asked]) -> dict[str, Any]:
         """Which of this level's unknown targets that this partition owns are new: its own (kept at the
-        end of `_expand`) and those `asked` by the other workers. Returns `firsts`, the first search key
-        of each new state, ascending (the order the coordinator numbers them in, and `new_states`'s);
-        `own` and `theirs` (one per element of `asked`): per target, its index when it is old, else
-        -1 - its position among the new ones. A new state is entered in `known` under a code below
-        CANDIDATE (CANDIDATE - its position) until the coordinator numbers it: one hash per target."""
+        end of `_expand`: all new, as a state this partition owns and knew would not be unknown) and
+        those `asked` by the other workers. Returns `firsts`, the first search key of each new state,
+        ascending (the order the coordinator numbers them in, and `new_states`'s), `new_codes`, this
+        partition's code of each, in that order, `theirs` (one per element of `asked`): this
+        partition's code of each target asked about, and `codes`, how many codes it has given."""
         known = self.known
-        states: list[PState] = []
-        firsts: list[int] = []
-
-        def placed(keys: Sequence[Hashable], targets: Sequence[PState], reached: Sequence[int]) -> list[int]:
+        own_numbers, states, firsts = self._owned_unknown
+        own_codes = (self.base + own_numbers).tolist()
+        slot_of = {code: at for at, code in enumerate(own_codes)}  # code -> position among the new states
+        codes = own_codes[:]
+        theirs = []
+        for batch in asked:
+            targets = transfer.loads(batch.blob)
+            keys = [self._key(t) for t in targets] if self.symmetry else targets
             out = []
-            for key, state, first in zip(keys, targets, reached, strict=True):
-                fresh = CANDIDATE - len(states)
-                found = known.setdefault(key, fresh)
-                if found >= 0:
-                    out.append(found)
-                    continue
-                if found == fresh:
+            for key, state, first in zip(keys, targets, batch.firsts.tolist(), strict=True):
+                fresh = self.codes
+                code = known.setdefault(key, fresh)  # one hash per target
+                if code == fresh:
+                    self.codes += 1
+                    slot_of[code] = len(states)
+                    codes.append(code)
                     states.append(state)
                     firsts.append(first)
                 else:
-                    at = CANDIDATE - found
-                    if first < firsts[at]:
+                    at = slot_of.get(code)
+                    if at is not None and first < firsts[at]:
                         states[at], firsts[at] = state, first
-                    fresh = found
-                out.append(-1 - (CANDIDATE - fresh))
-            return out
-
-        own_keys, own_states, own_firsts = self._owned_unknown
-        for key in own_keys:  # this level's own codes for them give way to the candidates' codes
-            del known[key]
-        own = placed(own_keys, own_states, own_firsts)
-        theirs = []
-        for batch in asked:
-            targets = pickle.loads(batch.blob)
-            keys = [self._key(t) for t in targets] if self.symmetry else targets
-            theirs.append(placed(keys, targets, batch.firsts.tolist()))
+                out.append(code)
+            theirs.append(np.array(out, dtype=np.int64))
         order = np.argsort(np.array(firsts, dtype=np.int64), kind="stable")
-        rank = np.empty(len(order), dtype=np.int64)
-        rank[order] = np.arange(len(order))
         self.new_states = [states[i] for i in order.tolist()]
-        self._owned_unknown = ([], [], [])
+        self._owned_unknown = (np.zeros(0, dtype=np.int64), [], [])
         sorted_firsts = np.array(firsts, dtype=np.int64)[order]
         judged, failure = self._judge_new(sorted_firsts)
-
-        def renumbered(found: list[int]) -> np.ndarray:
-            out = np.array(found, dtype=np.int64)
-            fresh = out < 0
-            out[fresh] = -1 - rank[-1 - out[fresh]]
-            return out
-
-        return {"firsts": sorted_firsts, "own": renumbered(own), "theirs": [renumbered(found) for found in theirs],
-                "judged": judged, **failure}
+        return {"firsts": sorted_firsts, "new_codes": np.array(codes, dtype=np.int64)[order], "theirs": theirs,
+                "codes": self.codes, "judged": judged, **failure}
 
     def _judge_new(self, firsts: np.ndarray) -> tuple[list[tuple[int, str, str]], dict[str, Any]]:
         """The state properties' verdicts on the new states, in search order: (position, property,
@@ -213,24 +196,16 @@ class Partition:
 
     # ------------------------------------------------------------------ inside a level
     def _settle(self, batch: Settle) -> list[tuple[int, PState]]:
-        """Learn the indices the coordinator gave; the new states this partition owns and now expands."""
-        known = self.known
-        for key, index in zip(self.unknown_keys, batch.resolved.tolist(), strict=True):
-            if index >= 0:
-                known[key] = index
-            else:
-                del known[key]
-        self.unknown_keys, self.unknown_states, self.unknown_firsts = [], [], array("q")
+        """The states this partition now expands: its initial states, which take its next codes, and the
+        new states it owns that the coordinator admitted. Nothing else changes here: the indices of the
+        states met are the coordinator's to keep, by code."""
         level = []
         for index, state in batch.initial:
-            known[self._key(state)] = index
+            self.known[self._key(state)] = self.codes
+            self.codes += 1
             level.append((index, state))
-        for index, state in zip(batch.admitted.tolist(), self.new_states, strict=True):
-            if index >= 0:
-                known[self._key(state)] = index
-                level.append((index, state))
-            else:  # past the cut: the search stops, but no candidate's code may stay behind
-                known.pop(self._key(state), None)
+        level += [(index, state) for index, state in zip(batch.admitted.tolist(), self.new_states, strict=True)
+                  if index >= 0]  # past the cut, the search stops
         self.new_states = []
         return level
 
@@ -257,6 +232,8 @@ class Partition:
     def _expand(self, level: list[tuple[int, PState]], budget: Budget) -> dict[str, Any]:
         product, model, symmetry = self.product, self.model, self.symmetry
         keys, refs, codes = array("q"), array("q"), array("I")
+        self.base = self.codes
+        self.unknown_keys, self.unknown_states, self.unknown_firsts = [], [], array("q")
         known, unknown_keys, unknown_states = self.known, self.unknown_keys, self.unknown_states
         unknown_firsts = self.unknown_firsts
         findings: list[tuple[str, str, int, int]] = []  # (property, message, source index, action or -1)
@@ -267,7 +244,7 @@ class Partition:
         add_key, add_ref, add_code = keys.append, refs.append, codes.append
         failure: dict[str, Any] = {}
         rows = reported = 0
-        unseen = -1 - len(unknown_keys)  # the code the next unknown target gets
+        unseen = self.codes  # the code the next unknown target gets
         try:
             for count, (index, state) in enumerate(level):
                 if count % SOURCES_BETWEEN_CHECKS == SOURCES_BETWEEN_CHECKS - 1:
@@ -282,7 +259,7 @@ class Partition:
                     key = canonical(model, target) if symmetry else target
                     ref = known.setdefault(key, unseen)  # one hash of the state, known or not
                     if ref == unseen:
-                        unseen -= 1
+                        unseen += 1
                         unknown_keys.append(key)
                         unknown_states.append(target)
                         unknown_firsts.append(base | k)
@@ -304,31 +281,30 @@ class Partition:
             del findings[reported:]
             if terminal and terminal[-1] == index:
                 terminal.pop()
+        self.codes = unseen
         met = list(self.actions)[self.sent:]
         self.sent = len(self.actions)
-        return {**failure, **self._ask(), "keys": np.frombuffer(keys, dtype=np.int64),
+        return {**failure, **self._ask(), "base": self.base, "keys": np.frombuffer(keys, dtype=np.int64),
                 "refs": np.frombuffer(refs, dtype=np.int64), "codes": np.frombuffer(codes, dtype=np.uint32),
                 "met": [(action.kind, action.actor) for action in met], "findings": findings,
                 "terminal": np.frombuffer(terminal, dtype=np.int64)}
 
     def _ask(self) -> dict[str, Any]:
         """This level's unknown targets by owner: those owned here are kept for `admit`; the others
-        leave pickled, one `Asked` per owner, with the numbers of all in `own` order kept too."""
+        leave pickled, one `Asked` per owner."""
         keys = self.unknown_keys
         owners = owners_of(keys, self.workers, self.forked)
         by_owner = [np.flatnonzero(owners == owner) for owner in range(self.workers)]
         firsts = np.frombuffer(self.unknown_firsts, dtype=np.int64)
         mine = by_owner[self.me]
-        self._owned_unknown = ([keys[n] for n in mine.tolist()], [self.unknown_states[n] for n in mine.tolist()],
-                               firsts[mine].tolist())
+        self._owned_unknown = (mine, [self.unknown_states[n] for n in mine.tolist()], firsts[mine].tolist())
         asked: dict[int, Asked] = {}
         for owner, numbers in enumerate(by_owner):
             if owner == self.me or not len(numbers):
                 continue
             targets = [self.unknown_states[n] for n in numbers.tolist()]
-            asked[owner] = Asked(numbers, firsts[numbers],
-                                 pickle.dumps(targets, protocol=pickle.HIGHEST_PROTOCOL))
-        return {"own_numbers": mine, "asked": asked}
+            asked[owner] = Asked(numbers, firsts[numbers], transfer.dumps(targets))
+        return {"asked": asked}
 
     def _probe(self, level: list[tuple[int, PState]]) -> bool:
         for index, state in level:

@@ -73,7 +73,11 @@ class Always(Generic[S]):
     (state, action, next), for rules such as "a launch never fires while a steer is pending". With
     `with_events=True`, `step` is called as step(state, action, next, events) with the transition's
     native events as the engine computed them, for a rule about what the system shows: a property
-    never steps the model again to learn them."""
+    never steps the model again to learn them. `kinds`, for a step property that only a step of
+    some action kinds can break ("a launch never fires ..." holds of every step that is no launch):
+    those kinds, and the engines judge it on their steps alone, which spares the call on every other
+    step of a search. A kind it names must be one the model declares in `action_kinds`, if it
+    declares any."""
 
     name: str
     state: Callable[[S], bool] | None = None
@@ -81,6 +85,7 @@ class Always(Generic[S]):
     doc: str = ""
     kind: PropertyKind = "always"
     with_events: bool = False
+    kinds: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if (self.state is None) == (self.step is None):
@@ -88,6 +93,14 @@ class Always(Generic[S]):
         if self.with_events and self.step is None:
             raise ValueError(f"Always({self.name!r}): with_events=True is for a step= property, which it hands "
                              "the step's events")
+        if self.kinds is not None:
+            if self.step is None:
+                raise ValueError(f"Always({self.name!r}): kinds= is for a step= property, which it judges on "
+                                 "steps of those action kinds alone")
+            if isinstance(self.kinds, str) or not self.kinds or not all(isinstance(k, str) for k in self.kinds):
+                raise ValueError(f"Always({self.name!r}): kinds= takes a non-empty tuple of action kinds, such as "
+                                 f"kinds=(\"agent.launch\",); got {self.kinds!r}")
+            object.__setattr__(self, "kinds", tuple(self.kinds))
 
 
 @dataclass(frozen=True)

@@ -137,15 +137,16 @@ class Product:
         self._followed: dict[tuple[tuple, tuple[Fact, ...]], tuple[tuple, tuple[Violation, ...]]] = {}
         # the hot path judges the model's predicates unwrapped, converting what they raise as `_guarded` does
         raw = [p for p in own if isinstance(p, Always)]
-        self._step_judges = tuple((p.name, p.step, p.with_events, p.doc) for p in raw if p.step is not None)
+        self._step_props = tuple(p for p in raw if p.step is not None)
+        self._check_kinds(model)
         self._state_judges = tuple((p.name, p.state, p.doc or f"{p.name} does not hold")
                                    for p in raw if p.state is not None)
-        self._plain_judges = tuple(judge for _, judge, with_events, _ in self._step_judges if not with_events)
         self._state_predicates = tuple(judge for _, judge, _ in self._state_judges)
         # each sometimes-property with its predicate unwrapped, for a search that judges every new state
         self.sometimes_predicates = {p.name: p.state for p in own if isinstance(p, Sometimes)}
-        self._evented_judges = tuple(judge for _, judge, with_events, _ in self._step_judges if with_events)
-        wants_events = bool(self._evented_judges)
+        # per action kind met, the step properties that judge its steps (`_judges_of`)
+        self._judges: dict[str, tuple[tuple, tuple, tuple]] = {}
+        wants_events = any(p.with_events for p in self._step_props)
         self._step_facts = None if wants_events else model.step_facts
         names = [info.name for info in self.property_infos()]
         duplicates = sorted({n for n in names if names.count(n) > 1})
@@ -181,12 +182,31 @@ class Product:
             pass
         return tuple(self._state_broken(state))
 
+    def _check_kinds(self, model: ModelBase) -> None:
+        declared = set(model.action_kinds)
+        for prop in self._step_props:
+            unknown = [k for k in prop.kinds or () if declared and k not in declared]
+            if unknown:
+                raise ValueError(f"property {prop.name!r} names action kinds the model {model.name!r} does not "
+                                 f"declare: {', '.join(unknown)}; its action_kinds are {', '.join(sorted(declared))}")
+
+    def _judges_of(self, kind: str) -> tuple[tuple, tuple, tuple]:
+        """The step properties that judge a step of `kind`, in the properties' order: the predicates that
+        take no events, those that take them, and (name, predicate, with_events, doc) of each."""
+        found = self._judges.get(kind)
+        if found is None:
+            props = [p for p in self._step_props if p.kinds is None or kind in p.kinds]
+            found = self._judges[kind] = (tuple(p.step for p in props if not p.with_events),
+                                          tuple(p.step for p in props if p.with_events),
+                                          tuple((p.name, p.step, p.with_events, p.doc) for p in props))
+        return found
+
     def _step_broken(self, state: Hashable, action: Action, nxt: Hashable, events: tuple[Event, ...]
                      ) -> list[Violation]:
         found = []
         name = None
         try:
-            for name, judge, with_events, doc in self._step_judges:
+            for name, judge, with_events, doc in self._judges_of(action.kind)[2]:
                 if not (judge(state, action, nxt, events) if with_events else judge(state, action, nxt)):
                     found.append(Violation(name, doc or f"{name} broken by {action.label()}"))
         except Exception as broken:
@@ -245,7 +265,7 @@ class Product:
         stepper = fast or self.model.step
         to_facts = self.model.facts
         followed = self._followed
-        plain, evented = self._plain_judges, self._evented_judges
+        judges, judges_of = self._judges, self._judges_of
         state_judges = () if search else self._state_predicates
         out: list = []
         append = out.append
@@ -279,6 +299,11 @@ class Product:
             # every property is first judged in one pass; only a step that breaks one (or raises) is
             # judged again, property by property, to name what it broke in the properties' order
             suspect = False
+            kind = action.kind
+            try:
+                plain, evented, _ = judges[kind]
+            except KeyError:
+                plain, evented, _ = judges_of(kind)
             try:
                 for judge in plain:
                     if not judge(state, action, nxt):
@@ -381,7 +406,8 @@ def _guarded(prop: Property) -> Property:
         return judged
 
     if isinstance(prop, Always):
-        return Always(prop.name, guard(prop.state), guard(prop.step), prop.doc, with_events=prop.with_events)
+        return Always(prop.name, guard(prop.state), guard(prop.step), prop.doc, with_events=prop.with_events,
+                      kinds=prop.kinds)
     if isinstance(prop, Sometimes):
         return Sometimes(prop.name, guard(prop.state), prop.doc)
     if isinstance(prop, Eventually):

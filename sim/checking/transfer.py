@@ -1,0 +1,101 @@
+"""How states cross between the processes of a partitioned search: pickled, with the two shapes models
+build their states from reduced to their field values and rebuilt without calling back into Python.
+
+A worker sends each state it meets first and does not own to its owner, so the time a state takes to
+pickle and unpickle is spent once per state of the check. Pickle's own way with a frozen slotted
+dataclass, the shape `sim.core.model` asks for, goes through the dataclass's `__getstate__` and
+`__setstate__`, Python functions that look up the fields and set them one call at a time; a named tuple
+is rebuilt through its Python `__new__`. Here a dataclass leaves as its class and the tuple of its field
+values, read in one C call (`operator.attrgetter`), and is rebuilt by setting its slots directly; a named
+tuple is rebuilt by `tuple.__new__`. A class that says how it pickles (its own `__reduce__`,
+`__reduce_ex__`, `__getstate__` or `__setstate__`), a dataclass whose instances keep a `__dict__`, and
+every other object keep pickle's own way, so what arrives equals what left whatever the model built.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import io
+import operator
+import pickle
+import types
+from collections.abc import Callable
+from typing import Any
+
+_new = object.__new__
+_tuple_new = tuple.__new__
+_OWN = ("__reduce__", "__reduce_ex__", "__getstate__", "__setstate__")
+_GENERATED = ("_dataclass_getstate", "_dataclass_setstate")  # what `dataclass(slots=True)` adds
+
+# per class met: how its instances leave: NAMED (a named tuple), the getter of a slotted dataclass's field
+# values with whether it has one field alone (`attrgetter` of one name gives the value itself), or None
+# for pickle's own way
+NAMED = "named tuple"
+_reductions: dict[type, Any] = {}
+# per slotted dataclass: the setters of its slots in field order, in the process that rebuilds
+_setters: dict[type, tuple[Callable[[Any, Any], None], ...]] = {}
+
+
+def dumps(objects: Any) -> bytes:
+    out = io.BytesIO()
+    _Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(objects)
+    return out.getvalue()
+
+
+def loads(blob: bytes) -> Any:
+    return pickle.loads(blob)
+
+
+class _Pickler(pickle.Pickler):
+    def reducer_override(self, obj: Any) -> Any:
+        """Called for every object but those pickle writes itself (None, bools, exact ints, floats,
+        strings, bytes, tuples, lists, dicts, sets), so it asks one dict per object and nothing more."""
+        cls = type(obj)
+        try:
+            how = _reductions[cls]
+        except KeyError:
+            how = _reductions[cls] = _reduction_of(cls)
+        if how is None:
+            return NotImplemented
+        if how is NAMED:
+            return _tuple_new, (cls, tuple(obj))
+        values, alone = how
+        return _rebuild, (cls, (values(obj),) if alone else values(obj))
+
+
+def _reduction_of(cls: type) -> Any:
+    if issubclass(cls, type) or _says_how_it_pickles(cls):
+        return None
+    if issubclass(cls, tuple) and hasattr(cls, "_fields"):
+        return NAMED
+    if dataclasses.is_dataclass(cls) and cls.__dictoffset__ == 0:
+        names = [f.name for f in dataclasses.fields(cls)]
+        if names and all(isinstance(inspect.getattr_static(cls, n), types.MemberDescriptorType) for n in names):
+            return operator.attrgetter(*names), len(names) == 1
+    return None
+
+
+def _says_how_it_pickles(cls: type) -> bool:
+    for name in _OWN:
+        for klass in cls.__mro__:
+            if name in vars(klass):
+                if klass in (object, tuple):
+                    break
+                if getattr(vars(klass)[name], "__name__", "") in _GENERATED:
+                    break
+                return True
+    return False
+
+
+def _rebuild(cls: type, values: tuple) -> Any:
+    """A slotted dataclass from its field values, each slot set as `__setstate__` would set it."""
+    obj = _new(cls)
+    try:
+        setters = _setters[cls]
+    except KeyError:
+        names = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
+        setters = _setters[cls] = tuple(inspect.getattr_static(cls, n).__set__ for n in names)
+    for setter, value in zip(setters, values, strict=True):
+        setter(obj, value)
+    return obj

@@ -1,0 +1,126 @@
+"""`Always(step=..., kinds=...)`: a step property judged only on steps of the action kinds it names. The
+engines skip it on every other step, so a declaration must be true: every built-in model's is checked
+here against the property itself on the steps it is not judged on."""
+
+from __future__ import annotations
+
+from collections import deque
+
+import pytest
+
+from sim import CheckOptions, check
+from sim.core.model import Action, Always, ModelBase
+from sim.core.product import Product
+from sim.core.registry import get_model_spec
+
+BUILT_IN = ("teaching", "openai-ws", "foundry", "openclaw", "codex", "langgraph")
+STATES_PER_VARIANT = 1500
+
+
+class TwoKinds(ModelBase):
+    """A counter stepped by `tick` and, once, by `tock`."""
+
+    action_kinds = ("tick", "tock")
+
+    def __init__(self, props: list, params=None, bug=None) -> None:
+        super().__init__(params, bug)
+        self.props = props
+
+    def init_states(self):
+        return [0]
+
+    def actions(self, state):
+        return [Action("clock", "tick"), Action("clock", "tock")] if state < 3 else []
+
+    def step(self, state, action):
+        return state + 1, ()
+
+    def properties(self):
+        return self.props
+
+
+def statuses(props: list) -> dict[str, str]:
+    result = check(TwoKinds(props), CheckOptions(liveness=False, keep_going=True))
+    names = {prop.name for prop in props}
+    return {p.name: p.status for p in result.properties if p.name in names}
+
+
+def test_a_step_property_is_judged_on_the_kinds_it_names_alone() -> None:
+    never_a_tick = Always("never-a-tick", step=lambda s, a, t: a.kind != "tick", kinds=("tock",))
+    never_a_tock = Always("never-a-tock", step=lambda s, a, t: a.kind != "tock", kinds=("tock",))
+    everywhere = Always("never-a-tick-anywhere", step=lambda s, a, t: a.kind != "tick")
+    assert statuses([never_a_tick, never_a_tock, everywhere]) == {
+        "never-a-tick": "holds", "never-a-tock": "violated", "never-a-tick-anywhere": "violated"}
+
+
+def test_a_counterexample_of_a_routed_property_is_the_shortest_one() -> None:
+    prop = Always("no-late-tock", step=lambda s, a, t: s < 1, kinds=("tock",))
+    result = check(TwoKinds([prop]), CheckOptions(liveness=False))
+    found = next(p for p in result.properties if p.name == "no-late-tock")
+    assert found.status == "violated" and len(found.counterexample.steps) == 2
+
+
+@pytest.mark.parametrize(("how", "message"), [
+    (dict(state=lambda s: True, kinds=("tick",)), "kinds= is for a step= property"),
+    (dict(step=lambda s, a, t: True, kinds="tick"), "kinds= takes a non-empty tuple of action kinds"),
+    (dict(step=lambda s, a, t: True, kinds=()), "kinds= takes a non-empty tuple of action kinds"),
+    (dict(step=lambda s, a, t: True, kinds=("tick", 3)), "kinds= takes a non-empty tuple of action kinds"),
+])
+def test_a_malformed_kinds_is_refused_with_the_fix(how: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        Always("x", **how)
+
+
+def test_kinds_given_as_a_list_are_kept_as_a_tuple() -> None:
+    assert Always("x", step=lambda s, a, t: True, kinds=["tick"]).kinds == ("tick",)
+
+
+def test_a_kind_the_model_does_not_declare_is_refused_naming_the_property() -> None:
+    typo = Always("late-tock", step=lambda s, a, t: True, kinds=("tok",))
+    with pytest.raises(ValueError, match=r"property 'late-tock' names action kinds .* does not declare: tok"):
+        Product(TwoKinds([typo]))
+
+
+def _routed(model: ModelBase) -> list[Always]:
+    return [p for p in model.properties() if isinstance(p, Always) and p.kinds is not None]
+
+
+def _variants():
+    """Every variant of a built-in model whose properties declare kinds."""
+    for name in BUILT_IN:
+        spec = get_model_spec(name)
+        for bug in (None, *sorted(spec.bugs)):
+            if _routed(spec.build(spec.resolve({}, bug), bug)):
+                yield pytest.param(name, bug, id=f"{name}-{bug or 'default'}")
+
+
+def test_the_built_in_models_declare_kinds() -> None:
+    assert {param.values[0] for param in _variants()} == {"teaching", "foundry", "openclaw"}
+
+
+@pytest.mark.parametrize(("name", "bug"), list(_variants()))
+def test_every_built_in_kinds_declaration_holds_on_the_steps_it_is_not_judged_on(name: str, bug: str | None) -> None:
+    """A breadth-first walk of the first states of each variant: on a step of a kind a property does not
+    name, the property itself (unrouted, with the step's events) holds."""
+    spec = get_model_spec(name)
+    model = spec.build(spec.resolve({}, bug), bug)
+    routed = _routed(model)
+    product = Product(model)
+    start = product.init_states()
+    seen, queue, judged = set(start), deque(start), 0
+    while queue and len(seen) < STATES_PER_VARIANT:
+        pstate = queue.popleft()
+        for action in product.actions(pstate):
+            step = product.step(pstate, action)
+            if step is None:
+                continue
+            before, after = pstate[0], step.target[0]
+            for prop in routed:
+                if action.kind not in prop.kinds:
+                    rest = (step.events,) if prop.with_events else ()
+                    assert prop.step(before, action, after, *rest), (prop.name, action)
+                    judged += 1
+            if step.target not in seen:
+                seen.add(step.target)
+                queue.append(step.target)
+    assert judged
