@@ -8,8 +8,8 @@ dataclass, the shape `sim.core.model` asks for, goes through the dataclass's `__
 is rebuilt through its Python `__new__`. Here a dataclass leaves as its class and the tuple of its field
 values, read in one C call (`operator.attrgetter`), and is rebuilt by setting its slots directly; a named
 tuple is rebuilt by `tuple.__new__`. A class that says how it pickles (its own `__reduce__`,
-`__reduce_ex__`, `__getstate__` or `__setstate__`), a dataclass whose instances keep a `__dict__`, and
-every other object keep pickle's own way, so what arrives equals what left whatever the model built.
+`__reduce_ex__`, `__getstate__` or `__setstate__`), one whose instances keep a `__dict__`, and every
+other object keep pickle's own way, so what arrives equals what left whatever the model built.
 """
 
 from __future__ import annotations
@@ -65,11 +65,11 @@ class _Pickler(pickle.Pickler):
 
 
 def _reduction_of(cls: type) -> Any:
-    if issubclass(cls, type) or _says_how_it_pickles(cls):
+    if issubclass(cls, type) or _says_how_it_pickles(cls) or cls.__dictoffset__ != 0:  # a __dict__ is pickle's
         return None
     if issubclass(cls, tuple) and hasattr(cls, "_fields"):
         return NAMED
-    if dataclasses.is_dataclass(cls) and cls.__dictoffset__ == 0:
+    if dataclasses.is_dataclass(cls):
         names = [f.name for f in dataclasses.fields(cls)]
         if names and all(isinstance(inspect.getattr_static(cls, n), types.MemberDescriptorType) for n in names):
             return operator.attrgetter(*names), len(names) == 1
