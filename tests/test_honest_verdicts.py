@@ -15,8 +15,10 @@ import pytest
 
 import sim.checking.checkpoint as checkpoint_format
 from models.teaching import SPEC as TEACHING
+from sim import CheckOptions, check
 from sim.checking.memory import rss_mb
 from sim.cli import main
+from sim.core.model import Action, Eventually, ModelBase
 from sim.errors import EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE, EXIT_VIOLATION, UsageError
 from sim.simulate.simulator import Simulator
 from sim.simulate.timing import Delay, TimingProfile
@@ -92,6 +94,33 @@ def test_liveness_skipped_for_a_limit_makes_the_check_incomplete(tmp_path, capsy
     assert data["status"] == "incomplete"
     assert any(note.startswith("liveness not checked") for note in data["notes"])
     assert "note: liveness not checked" in capsys.readouterr().out
+
+
+class ManyFairActors(ModelBase):
+    """Seventy fair workers, each of which can tick the one counter: more fair classes than a liveness
+    check tracks (64)."""
+
+    fair_actors = ("w*",)
+
+    def init_states(self):
+        return [0]
+
+    def actions(self, state):
+        return [Action(f"w{i}", "tick", (i,)) for i in range(70)] if state < 3 else []
+
+    def step(self, state, action):
+        return state + 1, ()
+
+    def properties(self):
+        return [Eventually("counts-to-three", goal=lambda s: s >= 3)]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_more_fair_actors_than_liveness_tracks_leave_it_unchecked_and_the_check_incomplete(workers):
+    result = check(ManyFairActors(), CheckOptions(), workers=workers)
+    assert result.status == "incomplete" and result.states == 4
+    assert result.notes == ["liveness not checked: more than 64 fair actors"]
+    assert {p.name: p.status for p in result.properties}["counts-to-three"] == "unknown"
 
 
 @pytest.mark.parametrize("flags", [["--no-liveness"], ["--no-liveness", "--workers", "2"], ["--workers", "2"]])

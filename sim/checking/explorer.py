@@ -139,6 +139,7 @@ class Explorer:
         self.edge_dst = array("I")
         self.edge_class = array("H")
         self.classes: dict[str, int] = {}
+        self.actor_classes: dict[str, int] = {}  # actor -> its class (`_class_of`), as the search meets it
         self.por = options.por and has_local_actions(model)
         if options.por and not self.por:
             self.notes.append("partial-order reduction off: the model declares no local actions (is_local)")
@@ -290,6 +291,9 @@ class Explorer:
         if steps is None:
             steps = self._moves(state)
         visited, parents, fired, append = self.visited, self.parents, self.fired, frontier.append
+        # the liveness arrays, as they are while the graph is kept (`_drop_graph` replaces them)
+        unmet, actor_classes = self.unmet, self.actor_classes
+        edge_src, edge_dst, edge_class = self.edge_src, self.edge_dst, self.edge_class
         self.transitions += len(steps)
         model, symmetry, graph = self.model, self.symmetry, self.track_graph
         child_depth = depth + 1
@@ -309,13 +313,15 @@ class Explorer:
                 self._judge_state(fresh, target, index)
                 append((fresh, target, child_depth))
             if graph and self.track_graph:  # recording a state may have dropped the graph
-                cls = self._class_of(action)
+                cls = actor_classes.get(action.actor)
+                if cls is None:
+                    cls = actor_classes[action.actor] = self._class_of(action)
                 if cls != NO_CLASS:
                     enabled_mask |= 1 << cls
-                if self.unmet[index] & self.unmet[target_index]:
-                    self.edge_src.append(index)
-                    self.edge_dst.append(target_index)
-                    self.edge_class.append(cls)
+                if self.track_graph and unmet[index] & unmet[target_index]:  # a 65th fair actor drops it too
+                    edge_src.append(index)
+                    edge_dst.append(target_index)
+                    edge_class.append(cls)
         if not steps:
             self.terminal[index] = 1
             for violation in product.end_violations(state):
