@@ -93,17 +93,21 @@ class TeachingModel:
             return self._agent_actions["agent.wake"]
         return None
 
+    def _finish(self, s: TeachingState, j: int) -> TeachingState:
+        """Call j finishing, most steps: only the last two fields change, to tuples remembered per tuple
+        they come from."""
+        calls, ress = s.calls, s.ress
+        stopped, finished = self._stopped.get(calls), self._finished.get(ress)
+        if stopped is None:
+            stopped = self._stopped[calls] = _each_set(calls, False)
+        if finished is None:
+            finished = self._finished[ress] = _each_set(ress, True)
+        return _new(TeachingState, s[:11] + (stopped[j], finished[j]))
+
     def next_state(self, s: TeachingState, a: Action) -> TeachingState:
         kind = a.kind
-        if kind == "tool.finish":  # most steps are this one: only the last two fields change, to tuples
-            j = a.args[0]            # remembered per tuple they come from
-            calls, ress = s.calls, s.ress
-            stopped, finished = self._stopped.get(calls), self._finished.get(ress)
-            if stopped is None:
-                stopped = self._stopped[calls] = _each_set(calls, False)
-            if finished is None:
-                finished = self._finished[ress] = _each_set(ress, True)
-            return _new(TeachingState, s[:11] + (stopped[j], finished[j]))
+        if kind == "tool.finish":
+            return self._finish(s, a.args[0])
         phase, i, c, nl, intr, pend, sent, rej, q, hist, nres, calls, ress = s
         if kind == "user.steer":
             if len(q) < self.Q:
@@ -137,13 +141,14 @@ class TeachingModel:
         """The step with its facts, without building its events: the facts of a step depend on the
         action and on at most one bit of the states (`_facts_key`), so each such pair is observed once;
         those of a call finishing, most steps, on the call alone, so they are kept by the call's index."""
-        t = self.next_state(s, a)
         if a.kind == "tool.finish":
             j = a.args[0]
+            t = self._finish(s, j)
             facts = self._finish_facts[j]
             if facts is None:
                 facts = self._finish_facts[j] = self._observed_facts(s, a, t)
             return t, facts
+        t = self.next_state(s, a)
         key = (a, _facts_key(s, a, t))
         facts = self._facts_memo.get(key)
         if facts is None:

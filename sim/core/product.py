@@ -145,7 +145,7 @@ class Product:
         # each sometimes-property with its predicate unwrapped, for a search that judges every new state
         self.sometimes_predicates = {p.name: p.state for p in own if isinstance(p, Sometimes)}
         # per action kind met, the step properties that judge its steps (`_judges_of`)
-        self._judges: dict[str, tuple[tuple, tuple, tuple]] = {}
+        self._judges: dict[str, tuple[tuple, tuple] | tuple[()]] = {}
         wants_events = any(p.with_events for p in self._step_props)
         self._step_facts = None if wants_events else model.step_facts
         names = [info.name for info in self.property_infos()]
@@ -190,23 +190,26 @@ class Product:
                 raise ValueError(f"property {prop.name!r} names action kinds the model {model.name!r} does not "
                                  f"declare: {', '.join(unknown)}; its action_kinds are {', '.join(sorted(declared))}")
 
-    def _judges_of(self, kind: str) -> tuple[tuple, tuple, tuple]:
-        """The step properties that judge a step of `kind`, in the properties' order: the predicates that
-        take no events, those that take them, and (name, predicate, with_events, doc) of each."""
+    def _judges_of(self, kind: str) -> tuple[tuple, tuple] | tuple[()]:
+        """The step properties that judge a step of `kind`: the predicates that take no events and those
+        that take them, each in the properties' order, or () when none does."""
         found = self._judges.get(kind)
         if found is None:
-            props = [p for p in self._step_props if p.kinds is None or kind in p.kinds]
+            props = self._props_of(kind)
             found = self._judges[kind] = (tuple(p.step for p in props if not p.with_events),
-                                          tuple(p.step for p in props if p.with_events),
-                                          tuple((p.name, p.step, p.with_events, p.doc) for p in props))
+                                          tuple(p.step for p in props if p.with_events)) if props else ()
         return found
+
+    def _props_of(self, kind: str) -> list[Always]:
+        return [p for p in self._step_props if p.kinds is None or kind in p.kinds]
 
     def _step_broken(self, state: Hashable, action: Action, nxt: Hashable, events: tuple[Event, ...]
                      ) -> list[Violation]:
         found = []
         name = None
         try:
-            for name, judge, with_events, doc in self._judges_of(action.kind)[2]:
+            for name, judge, with_events, doc in ((p.name, p.step, p.with_events, p.doc)
+                                                  for p in self._props_of(action.kind)):
                 if not (judge(state, action, nxt, events) if with_events else judge(state, action, nxt)):
                     found.append(Violation(name, doc or f"{name} broken by {action.label()}"))
         except Exception as broken:
@@ -298,30 +301,30 @@ class Product:
                 target_mstates, violations = mstates, None
             # every property is first judged in one pass; only a step that breaks one (or raises) is
             # judged again, property by property, to name what it broke in the properties' order
-            suspect = False
             kind = action.kind
             try:
-                plain, evented, _ = judges[kind]
+                due = judges[kind]
             except KeyError:
-                plain, evented, _ = judges_of(kind)
-            try:
-                for judge in plain:
-                    if not judge(state, action, nxt):
-                        suspect = True
-                if evented:  # none where `step_facts` stands in for `step`
-                    for judge in evented:
+                due = judges_of(kind)
+            if due or state_judges:  # most steps of a search: no property judges their kind
+                suspect = False
+                plain, evented = due or ((), ())
+                try:
+                    for judge in plain:
+                        if not judge(state, action, nxt):
+                            suspect = True
+                    for judge in evented:  # none where `step_facts` stands in for `step`
                         if not judge(state, action, nxt, events):
                             suspect = True
-                if state_judges:  # none in a search's moves
-                    for judge in state_judges:
+                    for judge in state_judges:  # none in a search's moves
                         if not judge(nxt):
                             suspect = True
-            except Exception:
-                suspect = True
-            if suspect:
-                violations = (violations or []) + self._step_broken(state, action, nxt, events)
-                if not search:
-                    violations += self._state_broken(nxt)
+                except Exception:
+                    suspect = True
+                if suspect:
+                    violations = (violations or []) + self._step_broken(state, action, nxt, events)
+                    if not search:
+                        violations += self._state_broken(nxt)
             verdicts = tuple(violations) if violations else ()
             target = (nxt, target_mstates)
             if search:
