@@ -89,7 +89,8 @@ class PartitionedExplorer(Explorer):
         self.actor_class: dict[int, int] = {}  # actor code -> its fairness class, once the actor is met
         self.met: list[list[tuple[int, int]]] = []  # per worker, its action codes' (kind, actor) codes
         self.worker_mb: list[float] = []
-        self.indices: list[np.ndarray] = []  # per worker, the discovery index of each of its codes (-1: none)
+        # per worker, the discovery index of each of its codes (-1: none yet), with room to grow
+        self.indices: list[np.ndarray] = []
         self.failure: tuple[int, ModelError] | None = None
 
     def _group(self) -> AbstractContextManager[WorkerGroup]:
@@ -284,10 +285,12 @@ class PartitionedExplorer(Explorer):
             mine = rank[at: at + len(answer["firsts"])]
             admitted.append(np.where(mine < count, base + mine, -1))
             at += len(answer["firsts"])
-            grown = np.full(answer["codes"], -1, dtype=np.int64)
-            grown[: len(self.indices[w])] = self.indices[w]
-            grown[answer["new_codes"]] = admitted[w]
-            self.indices[w] = grown
+            table = self.indices[w]
+            if len(table) < answer["codes"]:  # doubled, so that growing costs O(1) per code over the run
+                grown = np.full(max(answer["codes"], 2 * len(table)), -1, dtype=np.int64)
+                grown[: len(table)] = table
+                self.indices[w] = table = grown
+            table[answer["new_codes"]] = admitted[w]
         for o, answer in enumerate(answers):  # what a worker asked another about: the owner's index
             for w, theirs in zip(senders[o], answer["theirs"], strict=True):
                 self.indices[w][replies[w]["base"] + replies[w]["asked"][o].numbers] = self.indices[o][theirs]
