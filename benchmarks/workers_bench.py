@@ -6,13 +6,14 @@ On a machine whose cores are shared with other work the wall ratio shows what th
 columns show what it needs: `bound` is the one-process CPU over (coordinator CPU + workers' CPU / 2),
 the speed-up the run reaches when each of its processes has a core and the workers' shares are even.
 
-    python benchmarks/workers_bench.py [--repeat N]
+    python benchmarks/workers_bench.py [--repeat N]   # with N > 1, each check's median ratio and its spread
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import subprocess
 import sys
 
@@ -49,15 +50,25 @@ def main() -> None:
     args = parser.parse_args()
     print(f"{'check':<34} {'states':>8} {'1 wall':>7} {'2 wall':>7} {'ratio':>6} {'1 cpu':>6} {'coord':>6} "
           f"{'workers':>7} {'bound':>6}")
+    summary = []
     for name, assignments in CASES:
+        label = name + " " + " ".join(assignments)
+        ratios = []
         for _ in range(args.repeat):
             one, two = run(name, assignments, 1), run(name, assignments, 2)
             assert (one["states"], one["status"]) == (two["states"], two["status"])
             single = one["own_cpu"]
             bound = single / (two["own_cpu"] + two["workers_cpu"] / 2)
-            print(f"{name + ' ' + ' '.join(assignments):<34} {one['states']:>8,} {one['seconds']:>7.2f} "
-                  f"{two['seconds']:>7.2f} {one['seconds'] / two['seconds']:>5.2f}x {single:>6.2f} "
+            ratios.append(one["seconds"] / two["seconds"])
+            print(f"{label:<34} {one['states']:>8,} {one['seconds']:>7.2f} "
+                  f"{two['seconds']:>7.2f} {ratios[-1]:>5.2f}x {single:>6.2f} "
                   f"{two['own_cpu']:>6.2f} {two['workers_cpu']:>7.2f} {bound:>5.2f}x", flush=True)
+        summary.append((label, ratios))
+    if args.repeat > 1:  # a shared machine's speed drifts between runs: the spread says how far to trust one
+        print("wall ratio over the runs (each a one-process run, then a two-worker run):")
+        for label, ratios in summary:
+            print(f"  {label:<34} median {statistics.median(ratios):.2f}x, "
+                  f"{min(ratios):.2f}x to {max(ratios):.2f}x over {len(ratios)}")
 
 
 if __name__ == "__main__":
