@@ -91,9 +91,8 @@ def test_slotted_dataclasses_and_named_tuples_arrive_equal_and_of_their_own_type
     assert arrived[0].total == 5 and arrived[0].leaves[1].rings == 7  # fields set as left, not recomputed
     assert hash(arrived[4]) == hash(tuple(sent[4]))  # a monitor vector's own reduction: its hash made anew
     # they left as field values, not through pickle's own way (which the module exists to avoid)
-    assert transfer._reductions[Point] is transfer.NAMED
-    assert all(transfer._reductions[cls] is not None for cls in (Tree, Leaf, Grown, Alone))
-    assert transfer._reductions[MonitorStates] is None
+    assert all(transfer._REDUCTIONS[cls] is not transfer._OWN_WAY for cls in (Point, Tree, Leaf, Grown, Alone))
+    assert transfer._REDUCTIONS[MonitorStates] is transfer._OWN_WAY
 
 
 def test_a_part_shared_by_several_states_is_written_once_and_arrives_shared() -> None:

@@ -28,18 +28,29 @@ _tuple_new = tuple.__new__
 _OWN = ("__reduce__", "__reduce_ex__", "__getstate__", "__setstate__")
 _GENERATED = ("_dataclass_getstate", "_dataclass_setstate")  # what `dataclass(slots=True)` adds
 
-# per class met: how its instances leave: NAMED (a named tuple), the getter of a slotted dataclass's field
-# values with whether it has one field alone (`attrgetter` of one name gives the value itself), or None
-# for pickle's own way
-NAMED = "named tuple"
-_reductions: dict[type, Any] = {}
+PROTOCOL = pickle.HIGHEST_PROTOCOL
+_OWN_WAY = operator.methodcaller("__reduce_ex__", PROTOCOL)  # what pickle asks an object it has no rule for
 # per slotted dataclass: the setters of its slots in field order, in the process that rebuilds
 _setters: dict[type, tuple[Callable[[Any, Any], None], ...]] = {}
 
 
+class _Reductions(dict):
+    """The pickler's dispatch table: per class met, the function that reduces its instances, made the
+    first time the class is met. Pickle looks a class up here in C for every object it does not write
+    itself (not None, bools, exact ints, floats, strings, bytes, tuples, lists, dicts, sets, classes
+    or functions); a class left to pickle's own way gets `__reduce_ex__` called from C too, so it costs
+    no Python call more than pickle itself."""
+
+    def __missing__(self, cls: type) -> Callable[[Any], Any]:
+        reduce = self[cls] = _reduction_of(cls)
+        return reduce
+
+
 def dumps(objects: Any) -> bytes:
     out = io.BytesIO()
-    _Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(objects)
+    pickler = pickle.Pickler(out, protocol=PROTOCOL)
+    pickler.dispatch_table = _REDUCTIONS
+    pickler.dump(objects)
     return out.getvalue()
 
 
@@ -47,33 +58,22 @@ def loads(blob: bytes) -> Any:
     return pickle.loads(blob)
 
 
-class _Pickler(pickle.Pickler):
-    def reducer_override(self, obj: Any) -> Any:
-        """Called for every object but those pickle writes itself (None, bools, exact ints, floats,
-        strings, bytes, tuples, lists, dicts, sets), so it asks one dict per object and nothing more."""
-        cls = type(obj)
-        try:
-            how = _reductions[cls]
-        except KeyError:
-            how = _reductions[cls] = _reduction_of(cls)
-        if how is None:
-            return NotImplemented
-        if how is NAMED:
-            return _tuple_new, (cls, tuple(obj))
-        values, alone = how
-        return _rebuild, (cls, (values(obj),) if alone else values(obj))
-
-
-def _reduction_of(cls: type) -> Any:
-    if issubclass(cls, type) or _says_how_it_pickles(cls) or cls.__dictoffset__ != 0:  # a __dict__ is pickle's
-        return None
-    if issubclass(cls, tuple) and hasattr(cls, "_fields"):
-        return NAMED
+def _reduction_of(cls: type) -> Callable[[Any], Any]:
+    if _says_how_it_pickles(cls) or cls.__dictoffset__ != 0:  # a __dict__ is pickle's to write
+        return _OWN_WAY
+    if issubclass(cls, tuple) and hasattr(cls, "_fields"):  # a named tuple
+        return lambda obj: (_tuple_new, (cls, tuple(obj)))
     if dataclasses.is_dataclass(cls):
         names = [f.name for f in dataclasses.fields(cls)]
         if names and all(isinstance(inspect.getattr_static(cls, n), types.MemberDescriptorType) for n in names):
-            return operator.attrgetter(*names), len(names) == 1
-    return None
+            values = operator.attrgetter(*names)
+            if len(names) == 1:  # `attrgetter` of one name gives the value itself
+                return lambda obj: (_rebuild, (cls, (values(obj),)))
+            return lambda obj: (_rebuild, (cls, values(obj)))
+    return _OWN_WAY
+
+
+_REDUCTIONS = _Reductions()
 
 
 def _says_how_it_pickles(cls: type) -> bool:
