@@ -7,11 +7,14 @@ from __future__ import annotations
 from collections import deque
 
 import pytest
+from test_authoring import readme_model
 
 from sim import CheckOptions, check
+from sim.cli import main
 from sim.core.model import Action, Always, ModelBase
 from sim.core.product import Product
 from sim.core.registry import get_model_spec
+from sim.errors import EXIT_USAGE, ModelError
 
 BUILT_IN = ("teaching", "openai-ws", "foundry", "openclaw", "codex", "langgraph")
 STATES_PER_VARIANT = 1500
@@ -77,8 +80,28 @@ def test_kinds_given_as_a_list_are_kept_as_a_tuple() -> None:
 
 def test_a_kind_the_model_does_not_declare_is_refused_naming_the_property() -> None:
     typo = Always("late-tock", step=lambda s, a, t: True, kinds=("tok",))
-    with pytest.raises(ValueError, match=r"property 'late-tock' names action kinds .* does not declare: tok"):
+    with pytest.raises(ModelError, match=r"property 'late-tock' names action kinds .* does not declare: tok"):
         Product(TwoKinds([typo]))
+
+
+@pytest.mark.parametrize(("mistake", "message"), [
+    ('Always("routed", step=lambda s, a, t: True, kinds=("agent.strat",))',
+     "names action kinds the model 'drop-oldest' does not declare: agent.strat"),
+    ('Always("routed", step=lambda s, a, t: True, kinds="agent.start")', "kinds= takes a non-empty tuple"),
+    ('Always("queue-bounded", state=lambda s: True)', "declares property names twice: queue-bounded"),
+])
+def test_a_property_mistake_in_a_model_file_is_one_line_and_exit_2(tmp_path, capsys, mistake, message) -> None:
+    """The README's model by path, with a property declared wrong: a usage error that says what is
+    wrong, never an internal error."""
+    source = readme_model().replace('    fair_actors = ("agent",)', '    fair_actors = ("agent",)\n    action_kinds = ('
+                                    '"user.steer", "agent.start", "agent.run_tool", "agent.collect", "agent.apply", '
+                                    '"agent.end")')
+    source = source.replace('return [Always("queue-bounded",',
+                            f'return [{mistake}, Always("queue-bounded",')
+    (tmp_path / "routed.py").write_text(source)
+    assert main(["check", str(tmp_path / "routed.py") + ":SPEC", "--quiet"]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err and "internal error" not in err, err
 
 
 def _routed(model: ModelBase) -> list[Always]:

@@ -151,7 +151,8 @@ class Product:
         names = [info.name for info in self.property_infos()]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
-            raise ValueError(f"model {model.name!r} declares property names twice: {', '.join(duplicates)}")
+            raise ModelError(f"model {model.name!r} declares property names twice: {', '.join(duplicates)}; "
+                             "give each property a name of its own")
 
     def property_infos(self) -> list[PropertyInfo]:
         infos = [PropertyInfo(m.name, "always", m.doc) for m in self.monitors]
@@ -187,7 +188,7 @@ class Product:
         for prop in self._step_props:
             unknown = [k for k in prop.kinds or () if declared and k not in declared]
             if unknown:
-                raise ValueError(f"property {prop.name!r} names action kinds the model {model.name!r} does not "
+                raise ModelError(f"property {prop.name!r} names action kinds the model {model.name!r} does not "
                                  f"declare: {', '.join(unknown)}; its action_kinds are {', '.join(sorted(declared))}")
 
     def _judges_of(self, kind: str) -> tuple[tuple, tuple] | tuple[()]:
