@@ -139,7 +139,7 @@ class Explorer:
         self.edge_dst = array("I")
         self.edge_class = array("H")
         self.classes: dict[str, int] = {}
-        self.actor_classes: dict[str, int] = {}  # actor -> its class (`_class_of`), as the search meets it
+        self.actor_classes: dict[str, int] = {}  # actor -> its class or NO_CLASS (`_class_of`)
         self.por = options.por and has_local_actions(model)
         if options.por and not self.por:
             self.notes.append("partial-order reduction off: the model declares no local actions (is_local)")
@@ -315,7 +315,7 @@ class Explorer:
             if graph and self.track_graph:  # recording a state may have dropped the graph
                 cls = actor_classes.get(action.actor)
                 if cls is None:
-                    cls = actor_classes[action.actor] = self._class_of(action)
+                    cls = self._class_of(action)
                 if cls != NO_CLASS:
                     enabled_mask |= 1 << cls
                 if self.track_graph and unmet[index] & unmet[target_index]:  # a 65th fair actor drops it too
@@ -363,16 +363,20 @@ class Explorer:
         self.notes.append(f"liveness not checked: {reason}")
 
     def _class_of(self, action: Any) -> int:
+        """The fairness class of the action's actor (NO_CLASS: not fair), numbered in the order the search
+        meets fair actors, and remembered per actor (`actor_classes`)."""
+        cls = self.actor_classes.get(action.actor)
+        if cls is not None:
+            return cls
         name = self.product.fairness_class(action)
-        if name is None:
-            return NO_CLASS
-        cls = self.classes.get(name)
+        cls = NO_CLASS if name is None else self.classes.get(name)
         if cls is None:
             cls = len(self.classes)
             if cls >= 64:
                 self._drop_graph("more than 64 fair actors")
                 return NO_CLASS
             self.classes[name] = cls
+        self.actor_classes[action.actor] = cls
         return cls
 
     # ------------------------------------------------------------------ verdicts

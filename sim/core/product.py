@@ -18,7 +18,7 @@ model again.
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from typing import Any, NamedTuple
 
@@ -194,12 +194,10 @@ class Product:
     def _judges_of(self, kind: str) -> tuple[tuple, tuple] | tuple[()]:
         """The step properties that judge a step of `kind`: the predicates that take no events and those
         that take them, each in the properties' order, or () when none does."""
-        found = self._judges.get(kind)
-        if found is None:
-            props = self._props_of(kind)
-            found = self._judges[kind] = (tuple(p.step for p in props if not p.with_events),
-                                          tuple(p.step for p in props if p.with_events)) if props else ()
-        return found
+        props = self._props_of(kind)
+        judges = self._judges[kind] = (tuple(p.step for p in props if not p.with_events),
+                                       tuple(p.step for p in props if p.with_events)) if props else ()
+        return judges
 
     def _props_of(self, kind: str) -> list[Always]:
         return [p for p in self._step_props if p.kinds is None or kind in p.kinds]
@@ -209,10 +207,10 @@ class Product:
         found = []
         name = None
         try:
-            for name, judge, with_events, doc in ((p.name, p.step, p.with_events, p.doc)
-                                                  for p in self._props_of(action.kind)):
-                if not (judge(state, action, nxt, events) if with_events else judge(state, action, nxt)):
-                    found.append(Violation(name, doc or f"{name} broken by {action.label()}"))
+            for prop in self._props_of(action.kind):
+                name, judge = prop.name, prop.step
+                if not (judge(state, action, nxt, events) if prop.with_events else judge(state, action, nxt)):
+                    found.append(Violation(name, prop.doc or f"{name} broken by {action.label()}"))
         except Exception as broken:
             raise model_error(broken, state, action, what=f"property {name!r}") from broken
         return found
@@ -410,12 +408,11 @@ def _guarded(prop: Property) -> Property:
         return judged
 
     if isinstance(prop, Always):
-        return Always(prop.name, guard(prop.state), guard(prop.step), prop.doc, with_events=prop.with_events,
-                      kinds=prop.kinds)
+        return replace(prop, state=guard(prop.state), step=guard(prop.step))
     if isinstance(prop, Sometimes):
-        return Sometimes(prop.name, guard(prop.state), prop.doc)
+        return replace(prop, state=guard(prop.state))
     if isinstance(prop, Eventually):
-        return Eventually(prop.name, guard(prop.goal), guard(prop.trigger), prop.doc)
+        return replace(prop, goal=guard(prop.goal), trigger=guard(prop.trigger))
     raise ModelError(f"properties() returned {prop!r}, which is not an Always, Sometimes or Eventually")
 
 
