@@ -587,12 +587,15 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command. Ctrl-C, caught by the command's own loop (a partial report) or anywhere else,
     ends in the same one line and exit code."""
+    from sim.interrupts import swallowed_interrupts_redelivered
+
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = False
     try:
-        args = _parse(build_parser(), argv)
-        debug = args.debug
-        code = args.run(args)
+        with swallowed_interrupts_redelivered():
+            args = _parse(build_parser(), argv)
+            debug = args.debug
+            code = args.run(args)
         sys.stdout.flush()  # so that a reader who left shows here, not as a message at exit
     except UsageError as bad:
         print(f"steersim: error: {bad}", file=sys.stderr)

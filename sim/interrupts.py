@@ -13,6 +13,10 @@ command. So the rule is:
   finished (`collect`), and whoever started workers terminates and joins them (`worker_pool`);
 - the command writes its partial report and returns EXIT_INTERRUPTED, and `sim.cli.main` prints the one
   line that says so;
+- an interrupt raised inside a finalizer (a `__del__`, or a weakref callback, which asyncio's task sets
+  run all the time) is only printed and dropped by Python, and the Ctrl-C would be lost: the command
+  and every worker put `_redeliver` in front of `sys.unraisablehook`, which delivers such a signal again, so
+  that it is raised in the code the finalizer interrupted;
 - clean-up that must not be cut in half (removing a temporary folder: `shutil.rmtree` interrupted
   between its own calls can close a descriptor twice and fail with EBADF instead of the interrupt) runs
   under `interrupts_deferred`, and a Ctrl-C that arrives meanwhile is raised when it is done.
@@ -20,16 +24,19 @@ command. So the rule is:
 
 from __future__ import annotations
 
-import multiprocessing as mp
+import _thread
 import signal
 import sys
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from multiprocessing.pool import Pool
-from typing import TypeVar
+from functools import partial
+from typing import TYPE_CHECKING, TypeVar
 
 from sim.errors import EXIT_INTERRUPTED
+
+if TYPE_CHECKING:
+    from multiprocessing.pool import Pool
 
 INTERRUPTED = "interrupted"  # the status of a report cut short by Ctrl-C
 INTERRUPTED_NOTE = "interrupted (Ctrl-C): the counts and verdicts are those reached so far"
@@ -66,12 +73,50 @@ def quiet_teardown_logs() -> None:
         logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
+class Terminated(SystemExit):
+    """A worker's exit on its parent's SIGTERM (`init_worker`)."""
+
+
+_SIGNAL_OF: dict[type[BaseException], signal.Signals] = {KeyboardInterrupt: signal.SIGINT,
+                                                        Terminated: signal.SIGTERM}
+
+
+@contextmanager
+def swallowed_interrupts_redelivered() -> Iterator[None]:
+    """Run the block with `_redeliver` in front of `sys.unraisablehook`."""
+    previous = sys.unraisablehook
+    _redeliver_before(previous)
+    try:
+        yield
+    finally:
+        sys.unraisablehook = previous
+
+
+def _redeliver_before(hook: Callable[[sys.UnraisableHookArgs], object]) -> None:
+    sys.unraisablehook = partial(_redeliver, hook)
+
+
+def _redeliver(hook: Callable[[sys.UnraisableHookArgs], object], unraisable: sys.UnraisableHookArgs) -> None:
+    """Python cannot raise an exception out of a finalizer, so the KeyboardInterrupt (or `Terminated`)
+    that a signal's handler raises there is handed to the unraisable hook and dropped. Another thread
+    sends the signal to the main thread again, once this hook has returned (sent from here, it would be
+    handled inside the hook, whose exceptions are dropped too), and as a signal, which also ends a
+    blocking wait; its handler then runs in the main thread's ordinary code, where the exception
+    unwinds as it should. Any other unraisable exception goes on to `hook`."""
+    signum = _SIGNAL_OF.get(unraisable.exc_type)
+    if signum is None:
+        hook(unraisable)
+    else:
+        _thread.start_new_thread(signal.pthread_kill, (threading.main_thread().ident, signum))
+
+
 def init_worker() -> None:
     """The first thing a worker process does: Ctrl-C is its parent's business, and a SIGTERM from the
     parent unwinds the worker (running `finally` blocks and killing its own children) instead of
     dropping it on the spot."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _exit_on_terminate)
+    _redeliver_before(sys.__unraisablehook__)
 
 
 def dask_setup(worker: object) -> None:
@@ -81,12 +126,12 @@ def dask_setup(worker: object) -> None:
 
 
 def _exit_on_terminate(signum: int, frame: object) -> None:
-    """Unwind the worker; and, should the SystemExit be swallowed (a signal handler's exception raised
-    inside a `__del__` or a weakref callback is only printed), let SIGALRM's default action end the
-    worker a moment later, so that the parent's join never waits on it for ever."""
+    """Unwind the worker; and, should the unwinding itself not end (a `finally` block that waits on
+    something the terminating parent holds), let SIGALRM's default action end the worker a moment later,
+    so that the parent's join never waits on it for ever."""
     signal.signal(signal.SIGALRM, signal.SIG_DFL)
     signal.alarm(TERMINATE_GRACE_S)
-    sys.exit(EXIT_INTERRUPTED)
+    raise Terminated(EXIT_INTERRUPTED)
 
 
 def collect(items: Iterable[T]) -> tuple[list[T], bool]:
@@ -106,6 +151,8 @@ def worker_pool(workers: int) -> Iterator[Pool]:
     """A process pool whose workers ignore Ctrl-C (`init_worker`). On leaving, the workers are
     terminated and joined whatever happened: the results wanted have been taken by then, and a worker
     still busy after Ctrl-C must not outlive the command."""
+    import multiprocessing as mp
+
     pool = mp.get_context("fork").Pool(workers, initializer=init_worker)
     try:
         yield pool

@@ -225,3 +225,55 @@ def test_leaving_a_worker_pool_ends_a_worker_that_outlives_sigterm() -> None:
     except ProcessLookupError:
         return
     raise AssertionError(f"worker {pid} is still alive after the pool was left")
+
+
+class RaisesSignalWhenFinalised:
+    """An object whose finalizer is running when the signal `signum` arrives."""
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+
+    def __del__(self) -> None:
+        signal.raise_signal(self.signum)  # its handler runs at once, inside this finalizer
+
+
+def test_a_ctrl_c_that_lands_in_a_finalizer_is_raised_after_it():
+    """Python only prints, then drops, an exception raised in a `__del__` or a weakref callback; a Ctrl-C
+    handled there would be lost and the command would run on (asyncio's task sets finalize all the time)."""
+    from sim.interrupts import swallowed_interrupts_redelivered
+
+    reached = []
+    with pytest.raises(KeyboardInterrupt), swallowed_interrupts_redelivered():
+        RaisesSignalWhenFinalised(signal.SIGINT)  # finalized as the statement ends
+        reached.append("after the finalizer")
+        time.sleep(PATIENCE)  # a blocking wait, which the signal sent again ends at once
+    assert reached == ["after the finalizer"]
+
+
+def test_an_unraisable_error_other_than_an_interrupt_goes_on_to_the_previous_hook(monkeypatch):
+    from sim.interrupts import swallowed_interrupts_redelivered
+
+    seen = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda unraisable: seen.append(unraisable.exc_type))
+
+    class FailsWhenFinalised:
+        def __del__(self) -> None:
+            raise ValueError("in a finalizer")
+
+    with swallowed_interrupts_redelivered():
+        FailsWhenFinalised()
+    assert seen == [ValueError]
+
+
+def test_a_terminate_that_lands_in_a_worker_finalizer_still_ends_the_worker():
+    """A pool worker (`init_worker`) whose finalizer gets the parent's SIGTERM exits, at once, with
+    EXIT_INTERRUPTED (not by the SIGALRM that bounds its unwinding), and prints nothing."""
+    script = ("import signal, sys, time\n"
+              "from sim.interrupts import init_worker\n"
+              "from tests.test_interrupts import RaisesSignalWhenFinalised\n"
+              "init_worker()\n"
+              "RaisesSignalWhenFinalised(signal.SIGTERM)\n"
+              "time.sleep(30)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=PATIENCE)
+    assert (done.returncode, done.stderr) == (EXIT_INTERRUPTED, "")

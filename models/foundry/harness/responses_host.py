@@ -24,6 +24,7 @@ from typing import Any
 from models.foundry.harness.runner import Recording, ScenarioRun, sleep_until
 from models.foundry.harness.scenarios import LATEST, STALE, HandlerPlan
 from sim.harness.vloop import LoopLimit, LoopStalled, VirtualLoop
+from sim.interrupts import interrupts_deferred
 
 os.environ.setdefault("AGENTSERVER_FLUSH_MODE", "sync")  # inline span flushing: no executor threads
 
@@ -195,8 +196,9 @@ class ResponsesRun(ScenarioRun):
             self.recording = False
             self.frozen.append(loop)
         finally:
-            self._reap()
-            with contextlib.suppress(OSError):
-                root.cleanup()
+            with interrupts_deferred():  # the clean-up runs whole (`ScenarioRun._reap`)
+                self._reap()
+                with contextlib.suppress(OSError):
+                    root.cleanup()
         self.rec.inputs = self.next_input
         return self.rec

@@ -200,7 +200,8 @@ class ScenarioRun:
             if not tracked.future.done():
                 self.record(f"caller:{mid}", "chain", "TaskRun.cancel", {"caller": mid})
                 await handle.cancel()
-        with contextlib.suppress(BaseException):  # awaited directly, as a caller awaits TaskRun.result()
+        # awaited directly, as a caller awaits TaskRun.result(); a Ctrl-C goes on (`sim.interrupts`)
+        with contextlib.suppress(Exception, asyncio.CancelledError):
             await tracked.future
 
     def _precondition(self, policy: str) -> str | None:
@@ -288,8 +289,8 @@ class ScenarioRun:
         try:
             self._run_lifetimes(Path(tmp) / "tasks")
         finally:
-            self._reap()
             with interrupts_deferred():
+                self._reap()
                 shutil.rmtree(tmp, ignore_errors=True)
         self.rec.inputs = self.next_input
         return self.rec
@@ -342,7 +343,10 @@ class ScenarioRun:
 
     def _reap(self) -> None:
         """Cancel and finish the tasks of every loop of this run (a crashed lifetime's tasks were only
-        frozen), so that nothing of this run executes later, when the garbage collector finds it."""
+        frozen), so that nothing of this run executes later, when the garbage collector finds it. It runs
+        under `interrupts_deferred`, with the rest of a run's clean-up: a Ctrl-C that comes meanwhile is
+        held and raised after it, so whatever the tasks raise here (a KeyboardInterrupt among them, met
+        again by a task that awaited the one that got it) is theirs, and dropped."""
         self.recording = False
         for loop in self.frozen:
             loop.scheduler = ReplayScheduler(())

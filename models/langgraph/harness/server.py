@@ -82,7 +82,7 @@ class InlineExecutorLoop(VirtualLoop):
         future = self.create_future()
         try:
             future.set_result(func(*args))
-        except BaseException as failure:  # the caller sees what the function raised
+        except Exception as failure:  # the caller sees what the function raised (a Ctrl-C goes on)
             future.set_exception(failure)
         return future
 
