@@ -11,6 +11,7 @@ of `explorer_bench.py`; Spin rows say so when spin or gcc is missing).
     python benchmarks/engine_bench.py --quick        # one tiny size per model: a smoke test, not a measure
     python benchmarks/engine_bench.py --baseline REV
     python benchmarks/engine_bench.py --models foundry openclaw   # only these models' rows
+    python benchmarks/engine_bench.py --repeat 5     # five rounds: each ratio's median and spread
 
 Columns: distinct states, search seconds (wall, as the report gives them), states per second of wall
 time, states per CPU second of the child (the machine is shared, so CPU time is the steadier measure of
@@ -26,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -243,23 +245,41 @@ def table(results: list[tuple[Case, list[Row]]]) -> list[str]:
     return out
 
 
-def ratios(results: list[tuple[Case, list[Row]]], baseline: str) -> list[str]:
+def case_ratios(rows: list[Row], baseline: str) -> dict[str, float]:
+    """The ratios of one case's rows, measured side by side in one round, by what each divides."""
+    by = {row.engine: row for row in rows}
+    ours, old = by["generic"], by["generic @baseline"]
+    found = {}
+    if ours.cpu_rate and old.cpu_rate:
+        found[f"generic/generic@{baseline}"] = ours.cpu_rate / old.cpu_rate
+    bfs = by.get("bfs.py tuple")
+    if bfs and ours.cpu_rate and bfs.cpu_rate:
+        found["generic/bfs.py tuple"] = ours.cpu_rate / bfs.cpu_rate
+    vector = by.get("vector")
+    if vector and vector.cpu_rate and bfs and bfs.cpu_rate:
+        found["vector/bfs.py tuple"] = vector.cpu_rate / bfs.cpu_rate
+    workers = by["--workers 2"]
+    if workers.rate and ours.rate:
+        found["--workers 2/generic (wall)"] = workers.rate / ours.rate
+    return found
+
+
+def ratios(rounds: list[list[tuple[Case, list[Row]]]], baseline: str) -> list[str]:
+    """Each case's ratios: of its one round, or, over several, the median and the spread (a shared
+    machine's speed drifts between rounds, so one round near a goal says little)."""
     out = []
-    for case, rows in results:
-        by = {row.engine: row for row in rows}
-        ours, old = by["generic"], by["generic @baseline"]
+    for index, (case, _) in enumerate(rounds[0]):
+        measured: dict[str, list[float]] = {}
+        for results in rounds:
+            for name, value in case_ratios(results[index][1], baseline).items():
+                measured.setdefault(name, []).append(value)
         parts = []
-        if ours.cpu_rate and old.cpu_rate:
-            parts.append(f"generic/generic@{baseline} {ours.cpu_rate / old.cpu_rate:.2f}x")
-        bfs = by.get("bfs.py tuple")
-        if bfs and ours.cpu_rate and bfs.cpu_rate:
-            parts.append(f"generic/bfs.py tuple {ours.cpu_rate / bfs.cpu_rate:.2f}x")
-        vector = by.get("vector")
-        if vector and vector.cpu_rate and bfs and bfs.cpu_rate:
-            parts.append(f"vector/bfs.py tuple {vector.cpu_rate / bfs.cpu_rate:.2f}x")
-        workers = by["--workers 2"]
-        if workers.rate and ours.rate:
-            parts.append(f"--workers 2/generic (wall) {workers.rate / ours.rate:.2f}x")
+        for name, values in measured.items():
+            if len(values) == 1:
+                parts.append(f"{name} {values[0]:.2f}x")
+            else:
+                parts.append(f"{name} median {statistics.median(values):.2f}x "
+                             f"({min(values):.2f}x to {max(values):.2f}x over {len(values)})")
         out.append(f"  {case.model} {case.label}: " + ", ".join(parts))
     return out
 
@@ -272,14 +292,19 @@ def main(argv: list[str] | None = None) -> int:
                         help="the folder of bfs.py and the Promela generator (default: ../shared/bench)")
     parser.add_argument("--models", nargs="+", choices=sorted({case.model for case in FULL}),
                         help="only these models' rows (default: every model)")
+    parser.add_argument("--repeat", type=int, default=1, metavar="N",
+                        help="measure every case in N rounds; the ratios are then medians, with their spread "
+                             "(the table is the first round's)")
     args = parser.parse_args(argv)
+    if args.repeat < 1:
+        parser.error(f"--repeat takes a positive number of rounds, not {args.repeat}")
     explorer_bench.BENCH = args.bench
     started = time.perf_counter()
     cases = [case for case in (QUICK if args.quick else FULL) if not args.models or case.model in args.models]
-    results = run(cases, args.baseline)
-    print("\n".join(table(results)))
+    rounds = [run(cases, args.baseline) for _ in range(args.repeat)]
+    print("\n".join(table(rounds[0])))
     print(f"ratios (CPU states/s; higher is better for the first engine named), {time.perf_counter() - started:.0f} s:")
-    print("\n".join(ratios(results, args.baseline)))
+    print("\n".join(ratios(rounds, args.baseline)))
     return 0
 
 

@@ -51,4 +51,19 @@ def test_quick_mode_runs_every_engine_of_every_model_and_compares_reports() -> N
     assert len(lines) == 1 + sum(len(rows) for _, rows in results)
     assert all(line.split()[-1] in ("yes", "no", "n/a") for line in lines[1:] if "not run" not in line
                and "not installed" not in line)
-    assert len(bench.ratios(results, bench.BASELINE)) == len(results)
+    assert len(bench.ratios([results], bench.BASELINE)) == len(results)
+
+
+def test_ratios_over_rounds_are_medians_with_their_spread() -> None:
+    case = bench.Case("openclaw", ())
+
+    def round_at(speed: float) -> list:
+        rows = [bench.Row("generic", 100, 1.0, 1.0 / speed), bench.Row("generic @baseline", 100, 1.0, 1.0),
+                bench.Row("--workers 2", 100, 0.5, 1.0)]
+        return [(case, rows)]
+
+    assert bench.ratios([round_at(3.0)], "B") == [
+        "  openclaw defaults: generic/generic@B 3.00x, --workers 2/generic (wall) 2.00x"]
+    assert bench.ratios([round_at(3.0), round_at(1.0), round_at(2.0)], "B") == [
+        "  openclaw defaults: generic/generic@B median 2.00x (1.00x to 3.00x over 3), "
+        "--workers 2/generic (wall) median 2.00x (2.00x to 2.00x over 3)"]
