@@ -102,9 +102,10 @@ def _redeliver(hook: Callable[[sys.UnraisableHookArgs], object], unraisable: sys
     sends the signal to the main thread again, once this hook has returned (sent from here, it would be
     handled inside the hook, whose exceptions are dropped too), and as a signal, which also ends a
     blocking wait; its handler then runs in the main thread's ordinary code, where the exception
-    unwinds as it should. Any other unraisable exception goes on to `hook`."""
+    unwinds as it should. Any other unraisable exception goes on to `hook`, as does any at all once
+    the interpreter is ending."""
     signum = _SIGNAL_OF.get(unraisable.exc_type)
-    if signum is None:
+    if signum is None or sys.is_finalizing():  # no thread can start once the interpreter is ending
         hook(unraisable)
     else:
         _thread.start_new_thread(signal.pthread_kill, (threading.main_thread().ident, signum))
