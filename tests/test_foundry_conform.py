@@ -5,7 +5,10 @@ the real package: reproducible seed by seed, and the command line's exit codes a
 from __future__ import annotations
 
 import asyncio
+import collections.abc
 import json
+import signal
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -226,6 +229,39 @@ def test_a_crash_and_a_new_lifetime_over_the_same_store_recover_the_chain():
     assert names.index("process.crash") < names.index("process.restart")
     recovered = [e for e in rec.events if e.name == "handler.enter" and e.data["entry_mode"] == "recovered"]
     assert recovered and recovered[0].data["input"] == "m0"
+
+
+class PressesCtrlCWhenCancelled(collections.abc.Coroutine):
+    """A task's coroutine that is pending until it is cancelled, and gets a Ctrl-C as it unwinds."""
+
+    def send(self, value: Any) -> None:
+        return None  # yields to the loop: still pending
+
+    def throw(self, *exc: Any) -> None:
+        signal.raise_signal(signal.SIGINT)
+        raise asyncio.CancelledError
+
+    def __await__(self) -> Any:
+        return self
+
+
+@pytest.mark.parametrize("scenario", ["steer-honoured", "responses-steer"])
+def test_a_ctrl_c_while_a_run_reaps_its_tasks_is_raised_after_its_clean_up(scenario, monkeypatch, tmp_path):
+    """A run's clean-up cancels the tasks still pending; a Ctrl-C that comes meanwhile is neither lost
+    among the errors of the tasks unwinding nor cuts the clean-up short (its folder stays behind)."""
+    from models.foundry.harness.runner import ScenarioRun
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    reap = ScenarioRun._reap
+
+    def reap_with_a_ctrl_c(self: ScenarioRun) -> None:
+        self.frozen[-1].create_task(PressesCtrlCWhenCancelled())
+        reap(self)
+
+    monkeypatch.setattr(ScenarioRun, "_reap", reap_with_a_ctrl_c)
+    with pytest.raises(KeyboardInterrupt):
+        run_scenario(real.FoundryPackage(), NAMED[scenario], ReplayScheduler(()))
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_the_real_package_runs_and_exits_with_its_findings(tmp_path):
