@@ -85,15 +85,11 @@ _SIGNAL_OF: dict[type[BaseException], signal.Signals] = {KeyboardInterrupt: sign
 def swallowed_interrupts_redelivered() -> Iterator[None]:
     """Run the block with `_redeliver` in front of `sys.unraisablehook`."""
     previous = sys.unraisablehook
-    _redeliver_before(previous)
+    sys.unraisablehook = partial(_redeliver, previous)
     try:
         yield
     finally:
         sys.unraisablehook = previous
-
-
-def _redeliver_before(hook: Callable[[sys.UnraisableHookArgs], object]) -> None:
-    sys.unraisablehook = partial(_redeliver, hook)
 
 
 def _redeliver(hook: Callable[[sys.UnraisableHookArgs], object], unraisable: sys.UnraisableHookArgs) -> None:
@@ -117,7 +113,7 @@ def init_worker() -> None:
     dropping it on the spot."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _exit_on_terminate)
-    _redeliver_before(sys.__unraisablehook__)
+    sys.unraisablehook = partial(_redeliver, sys.__unraisablehook__)
 
 
 def dask_setup(worker: object) -> None:

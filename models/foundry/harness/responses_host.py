@@ -15,7 +15,6 @@ scheduler orders them with the host's own steps.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import tempfile
@@ -24,7 +23,6 @@ from typing import Any
 from models.foundry.harness.runner import Recording, ScenarioRun, sleep_until
 from models.foundry.harness.scenarios import LATEST, STALE, HandlerPlan
 from sim.harness.vloop import LoopLimit, LoopStalled, VirtualLoop
-from sim.interrupts import interrupts_deferred
 
 os.environ.setdefault("AGENTSERVER_FLUSH_MODE", "sync")  # inline span flushing: no executor threads
 
@@ -182,7 +180,7 @@ class ResponsesRun(ScenarioRun):
                            describe_decisions=self.describe)
         loop.after_step.append(self.poll)
         self.loop = loop
-        root = tempfile.TemporaryDirectory(prefix="steersim-responses-")
+        root = tempfile.TemporaryDirectory(prefix="steersim-responses-", ignore_cleanup_errors=True)
         try:
             try:
                 self.rec.end = loop.run_until_complete(self.main(root.name))
@@ -196,9 +194,6 @@ class ResponsesRun(ScenarioRun):
             self.recording = False
             self.frozen.append(loop)
         finally:
-            with interrupts_deferred():  # the clean-up runs whole (`ScenarioRun._reap`)
-                self._reap()
-                with contextlib.suppress(OSError):
-                    root.cleanup()
+            self._clean_up(root.cleanup)
         self.rec.inputs = self.next_input
         return self.rec

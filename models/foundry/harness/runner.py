@@ -289,9 +289,7 @@ class ScenarioRun:
         try:
             self._run_lifetimes(Path(tmp) / "tasks")
         finally:
-            with interrupts_deferred():
-                self._reap()
-                shutil.rmtree(tmp, ignore_errors=True)
+            self._clean_up(lambda: shutil.rmtree(tmp, ignore_errors=True))
         self.rec.inputs = self.next_input
         return self.rec
 
@@ -341,11 +339,18 @@ class ScenarioRun:
             loop.run_until_complete(asyncio.wait_for(self.system.close(), timeout=120.0))
         self.frozen.append(loop)
 
+    def _clean_up(self, remove_folder: Callable[[], object]) -> None:
+        """The end of every run: its tasks reaped, then its temporary folder removed, whole. A Ctrl-C
+        that comes meanwhile is held and raised after it, so it is neither lost among what the tasks
+        raise as they unwind nor leaves the folder behind."""
+        with interrupts_deferred():
+            self._reap()
+            remove_folder()
+
     def _reap(self) -> None:
         """Cancel and finish the tasks of every loop of this run (a crashed lifetime's tasks were only
-        frozen), so that nothing of this run executes later, when the garbage collector finds it. It runs
-        under `interrupts_deferred`, with the rest of a run's clean-up: a Ctrl-C that comes meanwhile is
-        held and raised after it, so whatever the tasks raise here (a KeyboardInterrupt among them, met
+        frozen), so that nothing of this run executes later, when the garbage collector finds it. Run by
+        `_clean_up`, with Ctrl-C held: whatever the tasks raise here (a KeyboardInterrupt among them, met
         again by a task that awaited the one that got it) is theirs, and dropped."""
         self.recording = False
         for loop in self.frozen:
