@@ -5,7 +5,11 @@ the ratios are measured side by side on the same machine: the generic engine of 
 generic engine of the baseline commit (checked out into a temporary `git worktree`, its CLI run with
 PYTHONPATH pointed at it, the worktree removed afterwards), the vector engine where the model has one,
 `--workers 2`, and for the teaching model the plain-Python BFS and Spin of ../shared/bench (the helpers
-of `explorer_bench.py`; Spin rows say so when spin or gcc is missing).
+of `explorer_bench.py`; Spin rows say so when spin or gcc is missing). One more row, `model code alone`,
+times only the model's own code (its actions, steps, facts and properties, called as the search calls
+them) over every state the search visits: the CPU time of a search whose engine cost nothing. Its
+ratio to the baseline is the most any engine can reach with the model's code as it is; its ratio to
+the generic engine says how much the engine's own work adds.
 
     python benchmarks/engine_bench.py                # two sizes per model, baseline 10bf69d
     python benchmarks/engine_bench.py --quick        # one tiny size per model: a smoke test, not a measure
@@ -42,6 +46,7 @@ from explorer_bench import run_bfs, run_spin
 
 ROOT = Path(__file__).resolve().parent.parent
 BASELINE = "10bf69d"
+MODEL_ALONE = "model code alone"
 
 # `main` of the CLI in this process, with the resident size before it and the CPU time of the searches
 # (each explorer's `run`, wherever the checkout keeps it: sim.checking.* now, sim.* at older commits)
@@ -73,6 +78,50 @@ with open("/proc/self/statm") as f:
 code = main(sys.argv[1:])
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 print(json.dumps({"code": code, "before": before, "peak": peak, "cpu": spent[0]}))
+"""
+
+# the model's own code alone (its actions, steps and facts, its properties) over every state a generic
+# search of this checkout visits, as the search calls it, with nothing of the engine's between the calls:
+# the CPU seconds a search would take if everything the engine does itself cost nothing
+MODEL_CHILD = r"""
+import gc, json, sys, time
+from sim.checking.explorer import CheckOptions, Explorer
+from sim.core.model import Always, Eventually, as_model_base
+from sim.core.registry import get_model_spec
+name, liveness, assignments = sys.argv[1], sys.argv[2] == "on", sys.argv[3:]
+spec = get_model_spec(name)
+model = as_model_base(spec.build(spec.resolve(spec.parse_assignments(assignments), None), None))
+explorer = Explorer(model, CheckOptions(engine="generic", liveness=liveness))
+explorer.run()
+states = [pstate[0] for pstate in explorer.visited]
+props = list(model.properties())
+steps = [p for p in props if isinstance(p, Always) and p.step is not None]
+fast = None if any(p.with_events for p in steps) else model.step_facts  # as the product chooses
+states_judges = [p.state for p in props if isinstance(p, Always) and p.state is not None]
+goals = [judge for p in props if liveness and isinstance(p, Eventually) for judge in (p.goal, p.trigger) if judge]
+by_kind = {}
+gc.disable()  # as the search runs
+start = time.process_time()
+for s in states:
+    for a in model.actions(s):
+        taken = model.step(s, a) if fast is None else fast(s, a)
+        if taken is None:
+            continue
+        t, out = taken
+        if fast is None:
+            out = tuple(out)
+            for event in out:
+                model.facts(event)
+        due = by_kind.get(a.kind)
+        if due is None:
+            due = by_kind[a.kind] = [(p.step, p.with_events) for p in steps if p.kinds is None or a.kind in p.kinds]
+        for judge, with_events in due:
+            judge(s, a, t, out) if with_events else judge(s, a, t)
+    for judge in states_judges:
+        judge(s)
+    for judge in goals:
+        judge(s)
+print(json.dumps({"states": len(states), "cpu": time.process_time() - start}))
 """
 
 
@@ -157,6 +206,20 @@ def run_check(root: Path, case: Case, *extra: str) -> Row:
                (child["peak"] - child["before"]) / max(report["states"], 1), report=report)
 
 
+def run_model_alone(case: Case) -> Row:
+    """The model's own code over the states of the search of `case` (`MODEL_CHILD`), in a child process."""
+    liveness = "off" if "--no-liveness" in case.options else "on"
+    done = subprocess.run([sys.executable, "-c", MODEL_CHILD, case.model, liveness, *case.params], cwd=ROOT,
+                          capture_output=True, text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines:
+        reason = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        return Row(MODEL_ALONE, note=f"failed: {reason[:60]}")
+    found = json.loads(lines[-1])
+    cpu = max(found["cpu"], 1e-6)
+    return Row(MODEL_ALONE, found["states"], cpu, cpu)
+
+
 def run_reference(kind: str, K: int, N: int, Q: int, P: int) -> Row:
     """bfs.py (its own timing of the search) or Spin's verifier (pan's search time)."""
     name = "bfs.py tuple" if kind == "bfs" else "spin nored"
@@ -214,6 +277,7 @@ def measure(case: Case, baseline: Path) -> list[Row]:
         vector.engine = "vector"
         vector.same = "yes" if vector.report == ours.report else "no"  # against the generic engine
         rows.append(vector)
+    rows.append(run_model_alone(case))
     workers = run_check(ROOT, case, "--workers", "2")
     workers.engine = "--workers 2"
     rows.append(workers)
@@ -252,6 +316,11 @@ def case_ratios(rows: list[Row], baseline: str) -> dict[str, float]:
     found = {}
     if ours.cpu_rate and old.cpu_rate:
         found[f"generic/generic@{baseline}"] = ours.cpu_rate / old.cpu_rate
+    alone = by[MODEL_ALONE]
+    if alone.cpu_rate and ours.cpu_rate:
+        found[f"{MODEL_ALONE}/generic"] = alone.cpu_rate / ours.cpu_rate
+    if alone.cpu_rate and old.cpu_rate:  # the most an engine can reach over the baseline with this model code
+        found[f"{MODEL_ALONE}/generic@{baseline}"] = alone.cpu_rate / old.cpu_rate
     bfs = by.get("bfs.py tuple")
     if bfs and ours.cpu_rate and bfs.cpu_rate:
         found["generic/bfs.py tuple"] = ours.cpu_rate / bfs.cpu_rate

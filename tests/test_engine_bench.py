@@ -31,7 +31,8 @@ def test_quick_mode_runs_every_engine_of_every_model_and_compares_reports() -> N
                                                    "langgraph"]
     for case, rows in results:
         engines = [row.engine for row in rows]
-        expected = ["generic", "generic @baseline", *(["vector"] if case.vector else []), "--workers 2",
+        expected = ["generic", "generic @baseline", *(["vector"] if case.vector else []), bench.MODEL_ALONE,
+                    "--workers 2",
                     *(["bfs.py tuple", "spin nored"] if case.teaching else [])]
         assert engines == expected
         skipped = ("bfs.py tuple", "spin nored", *([] if case.in_baseline else ["generic @baseline"]))
@@ -45,6 +46,8 @@ def test_quick_mode_runs_every_engine_of_every_model_and_compares_reports() -> N
             assert generic.same == "n/a" and old.note.startswith("not run") and old.states is None
         if case.vector:
             assert rows[2].states == generic.states
+        alone = next(row for row in rows if row.engine == bench.MODEL_ALONE)
+        assert alone.states == generic.states and alone.cpu > 0  # the model's code over the search's states
     teaching = results[0][1]
     assert teaching[2].same == "yes"  # the vector engine writes the generic engine's report
     lines = bench.table(results)
@@ -59,11 +62,14 @@ def test_ratios_over_rounds_are_medians_with_their_spread() -> None:
 
     def round_at(speed: float) -> list:
         rows = [bench.Row("generic", 100, 1.0, 1.0 / speed), bench.Row("generic @baseline", 100, 1.0, 1.0),
-                bench.Row("--workers 2", 100, 0.5, 1.0)]
+                bench.Row(bench.MODEL_ALONE, 100, 0.25, 0.25), bench.Row("--workers 2", 100, 0.5, 1.0)]
         return [(case, rows)]
 
     assert bench.ratios([round_at(3.0)], "B") == [
-        "  openclaw defaults: generic/generic@B 3.00x, --workers 2/generic (wall) 2.00x"]
+        "  openclaw defaults: generic/generic@B 3.00x, model code alone/generic 1.33x, "
+        "model code alone/generic@B 4.00x, --workers 2/generic (wall) 2.00x"]
     assert bench.ratios([round_at(3.0), round_at(1.0), round_at(2.0)], "B") == [
         "  openclaw defaults: generic/generic@B median 2.00x (1.00x to 3.00x over 3), "
+        "model code alone/generic median 2.00x (1.33x to 4.00x over 3), "
+        "model code alone/generic@B median 4.00x (4.00x to 4.00x over 3), "
         "--workers 2/generic (wall) median 2.00x (2.00x to 2.00x over 3)"]
