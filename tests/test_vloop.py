@@ -117,3 +117,31 @@ def test_decisions_name_the_awaits_they_order():
     assert any(".reader at " in label and ".fetch (test_vloop.py:" in label for label in labels), labels
     assert len(loop.decisions) == len(loop.choices)
     assert VirtualLoop(RandomScheduler(0)).decisions is None
+
+
+def test_a_ctrl_c_while_the_loop_is_built_is_raised_once_it_is_whole(monkeypatch):
+    """A SIGINT that lands inside asyncio's own set-up of the loop (here: as it makes its self-pipe) is
+    raised after the loop is built, so the loop's finalizer closes it quietly instead of printing an
+    AttributeError traceback under the command's one line."""
+    import gc
+    import signal
+    import sys
+    from asyncio import selector_events
+
+    make_self_pipe = selector_events.BaseSelectorEventLoop._make_self_pipe
+
+    def interrupted_first(self):
+        signal.raise_signal(signal.SIGINT)  # the handler runs at the next bytecode, inside asyncio's __init__
+        make_self_pipe(self)
+
+    unraisable = []
+    monkeypatch.setattr(selector_events.BaseSelectorEventLoop, "_make_self_pipe", interrupted_first)
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            VirtualLoop(RandomScheduler(0))
+        gc.collect()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert [str(u.exc_value) for u in unraisable] == []

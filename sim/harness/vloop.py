@@ -32,6 +32,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from sim.interrupts import interrupts_deferred
+
 ASYNCIO_DIR = str(Path(asyncio.__file__).parent)
 
 
@@ -147,16 +149,19 @@ class VirtualLoop(asyncio.SelectorEventLoop):
 
     def __init__(self, scheduler: Scheduler, start_time: float = 0.0, max_steps: int | None = None,
                  max_time: float | None = None, describe_decisions: bool = False) -> None:
-        super().__init__()
-        self.scheduler = scheduler
-        self.now = start_time
-        self.max_steps = max_steps
-        self.max_time = max_time
-        self.steps = 0
-        self.choices: list[int] = []
-        self.widths: list[int] = []
-        self.after_step: list[Callable[[], None]] = []
-        self.decisions: list[tuple[float, tuple[str, ...]]] | None = [] if describe_decisions else None
+        # built whole: a Ctrl-C raised halfway through asyncio's own set-up would leave a loop without its
+        # self-pipe, whose finalizer then fails and prints a traceback; held, it is raised once it is built
+        with interrupts_deferred():
+            super().__init__()
+            self.scheduler = scheduler
+            self.now = start_time
+            self.max_steps = max_steps
+            self.max_time = max_time
+            self.steps = 0
+            self.choices: list[int] = []
+            self.widths: list[int] = []
+            self.after_step: list[Callable[[], None]] = []
+            self.decisions: list[tuple[float, tuple[str, ...]]] | None = [] if describe_decisions else None
 
     def time(self) -> float:
         return self.now
