@@ -190,19 +190,26 @@ class Row:
         return None if not self.states or not self.cpu else self.states / self.cpu
 
 
+def run_child(root: Path, script: str, argv: list[str]) -> tuple[dict[str, Any] | None, str]:
+    """`script` with `argv`, in a child process on the checkout at `root`: the JSON of its last line of
+    output, or None and why it failed."""
+    done = subprocess.run([sys.executable, "-c", script, *argv], cwd=root, capture_output=True, text=True,
+                          env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines:
+        return None, f"failed: {(done.stderr.strip().splitlines() or ['no output'])[-1][:60]}"
+    return json.loads(lines[-1]), ""
+
+
 def run_check(root: Path, case: Case, *extra: str) -> Row:
     """`steersim check` of `case` with the CLI of the checkout at `root`, in a child process."""
     with tempfile.TemporaryDirectory() as work:
         report_path = Path(work) / "report.json"
         argv = ["check", case.model, *(a for p in case.params for a in ("-p", p)), *case.options, *extra,
                 "--quiet", "--json", str(report_path)]
-        done = subprocess.run([sys.executable, "-c", CHILD, *argv], cwd=root, capture_output=True, text=True,
-                              env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
-        lines = done.stdout.strip().splitlines()
-        if done.returncode != 0 or not lines or not report_path.exists():
-            reason = (done.stderr.strip().splitlines() or ["no output"])[-1]
-            return Row(" ".join(extra) or "generic", note=f"failed: {reason[:60]}")
-        child = json.loads(lines[-1])
+        child, failure = run_child(root, CHILD, argv)
+        if child is None or not report_path.exists():
+            return Row(" ".join(extra) or "generic", note=failure or "failed: no report written")
         report = json.loads(report_path.read_text())
     seconds = report.pop("seconds")
     return Row(" ".join(extra), report["states"], max(seconds, 1e-6), child["cpu"],
@@ -212,13 +219,9 @@ def run_check(root: Path, case: Case, *extra: str) -> Row:
 def run_model_alone(case: Case) -> Row:
     """The model's own code over the states of the search of `case` (`MODEL_CHILD`), in a child process."""
     liveness = "off" if "--no-liveness" in case.options else "on"
-    done = subprocess.run([sys.executable, "-c", MODEL_CHILD, case.model, liveness, *case.params], cwd=ROOT,
-                          capture_output=True, text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
-    lines = done.stdout.strip().splitlines()
-    if done.returncode != 0 or not lines:
-        reason = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        return Row(MODEL_ALONE, note=f"failed: {reason[:60]}")
-    found = json.loads(lines[-1])
+    found, failure = run_child(ROOT, MODEL_CHILD, [case.model, liveness, *case.params])
+    if found is None:
+        return Row(MODEL_ALONE, note=failure)
     cpu = max(found["cpu"], 1e-6)
     return Row(MODEL_ALONE, found["states"], cpu, cpu)
 

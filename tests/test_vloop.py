@@ -4,7 +4,11 @@ recorded choice list replays the same run, and the depth-first enumeration visit
 from __future__ import annotations
 
 import asyncio
+import gc
 import math
+import signal
+import sys
+from asyncio import selector_events
 
 import pytest
 
@@ -123,11 +127,6 @@ def test_a_ctrl_c_while_the_loop_is_built_is_raised_once_it_is_whole(monkeypatch
     """A SIGINT that lands inside asyncio's own set-up of the loop (here: as it makes its self-pipe) is
     raised after the loop is built, so the loop's finalizer closes it quietly instead of printing an
     AttributeError traceback under the command's one line."""
-    import gc
-    import signal
-    import sys
-    from asyncio import selector_events
-
     make_self_pipe = selector_events.BaseSelectorEventLoop._make_self_pipe
 
     def interrupted_first(self):
