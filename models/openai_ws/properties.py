@@ -186,6 +186,7 @@ class Judge:
         self.p = params
         self._streams = {lane: lane_stream_id(params["stream_ids"], lane) for lane in range(params["lanes"])}
         self._findings: tuple[tuple[Event, ...], list[str]] = ((), [])
+        self._view: tuple[WsState | None, ClientView | None] = (None, None)
 
     def stream_id(self, lane: int) -> str | None:
         stream = self._streams.get(lane, _UNNAMED)
@@ -432,12 +433,19 @@ class Judge:
 
     def _broken_rules(self, s: WsState, events: Events) -> list[str]:
         """The client rules the transition's frames break, judged once per transition for all the
-        rules (the engine hands every property of one step the same events)."""
+        rules (the engine hands every property of one step the same events). The client's view is made
+        once per state: a search takes every client step of a state one after the other."""
         findings = self._findings
         if findings[0] is not events:
-            view = view_of_state(self.p, s)
             frames = [e.data for e in events if e.source == "client" and "type" in e.data]
-            findings = self._findings = (events, [name for frame in frames for name, _ in judge(view, frame)])
+            broken: list[str] = []
+            if frames:
+                seen, view = self._view
+                if seen is not s or view is None:
+                    view = view_of_state(self.p, s)
+                    self._view = (s, view)
+                broken = [name for frame in frames for name, _ in judge(view, frame)]
+            findings = self._findings = (events, broken)
         return findings[1]
 
 
