@@ -55,11 +55,15 @@ def test_a_model_that_declares_no_kinds_lists_those_seen_and_passes_require_cove
     assert "declares no action_kinds" in capsys.readouterr().out
 
 
-def test_the_built_in_models_declare_every_kind_they_fire() -> None:
-    for name in ("teaching", "openai-ws", "foundry", "openclaw"):
-        result = check(get_model_spec(name).build({}, None), CheckOptions(keep_going=True))
-        assert result.coverage.declared and not result.coverage.undeclared, name
-        assert sum(count for _, count in result.coverage.fired) == result.transitions, name
+@pytest.mark.parametrize(("name", "params"), [
+    ("teaching", {}), ("openai-ws", {}), ("openai-ws", {"followups": 1}), ("foundry", {}), ("openclaw", {}),
+    ("codex", {}), ("langgraph", {})])
+def test_the_built_in_models_declare_every_kind_they_fire(name: str, params: dict) -> None:
+    """At the defaults, and where a parameter enables a kind the defaults never fire."""
+    spec = get_model_spec(name)
+    result = check(spec.build(spec.resolve(params, None), None), CheckOptions(keep_going=True))
+    assert result.coverage.declared and not result.coverage.undeclared, (name, params)
+    assert sum(count for _, count in result.coverage.fired) == result.transitions, name
 
 
 def test_the_vector_engine_and_workers_count_as_the_generic_engine() -> None:

@@ -74,9 +74,10 @@ class OpenAIWsModel(ModelBase):
 
     name = "openai-ws"
     fair_actors = ("client", "server", "tool:*")
-    action_kinds = ("client.create", "client.steer", "client.tool_output", "client.reconnect", "server.item",
-                    "server.item_done", "server.complete", "server.interrupt", "server.fail", "server.successor",
-                    "server.successor_fails", "server.pending", "tool.finish", "fault.disconnect")
+    action_kinds = ("client.create", "client.steer", "client.tool_output", "client.reconnect", "client.followup",
+                    "server.item", "server.item_done", "server.complete", "server.interrupt", "server.fail",
+                    "server.successor", "server.successor_fails", "server.pending", "tool.finish",
+                    "fault.disconnect")
 
     def __init__(self, params: Mapping[str, Any], bug: str | None = None) -> None:
         super().__init__(params, bug)
