@@ -17,6 +17,7 @@ from typing import Any
 from models.openai_ws import wire
 from models.openai_ws.client import CLIENT_RULES, ClientView, canonical_input, judge
 from models.openai_ws.facts import facts
+from models.openai_ws.model import OpenAIWsModel
 from models.openai_ws.state import (
     ACCEPTED,
     AUTO,
@@ -42,7 +43,7 @@ TERMINAL_EVENTS = ("response.completed", "response.incomplete", "response.failed
 RESOLVING_EVENTS = ("steer.committed", "response.steer.failed")
 STEER_EVENTS = ("steer.committed", "response.steer.pending", "response.steer.failed")
 _UNNAMED = object()  # a lane beyond the configured ones, whose stream id is not in the table
-Trigger = tuple[tuple[str, ...], Callable[[str], bool]]  # event names, and a test of the action's kind
+Trigger = tuple[tuple[str, ...], tuple[str, ...]]  # event names, and action kinds
 
 
 def steer_number(steer_id: str) -> int:
@@ -90,15 +91,16 @@ class _OnePass:
     """The step properties of one configuration judged together, once per step. Each keeps its own
     function and verdict, but a step runs only the ones its action or its events concern: a property
     with a trigger (`STEP_TRIGGERS`) reads only events of the trigger's names, or only actions of its
-    kinds, so it holds on any other step. The verdicts of the last step are kept (what a property raised
-    with them), because the engine asks every property about one step in turn, and again one by one
-    when one of them fails."""
+    kinds, so it holds on any other step (one whose trigger names kinds alone also says so to the
+    engine, `Always.kinds`, which then calls it on those steps alone). The verdicts of the last step are
+    kept (what a property raised with them), because the engine asks every property about one step in
+    turn, and again one by one when one of them fails."""
 
     def __init__(self, judges: Sequence[Callable[..., bool]], triggers: Sequence[Trigger | None]) -> None:
         self._judges = tuple(judges)
         self._always = tuple(k for k, trigger in enumerate(triggers) if trigger is None)
         self._by_name: dict[str, list[int]] = {}
-        self._kind_tests = [(k, trigger[1]) for k, trigger in enumerate(triggers) if trigger is not None]
+        self._kinds = [(k, trigger[1]) for k, trigger in enumerate(triggers) if trigger is not None]
         for k, trigger in enumerate(triggers):
             for name in trigger[0] if trigger is not None else ():
                 self._by_name.setdefault(name, []).append(k)
@@ -122,7 +124,7 @@ class _OnePass:
     def _concerned(self, kind: str, names: tuple[str, ...]) -> tuple[int, ...]:
         """The properties a step of action kind `kind` that sends events named `names` concerns, in
         their order (the steps of a check have few distinct kinds and names, so this is remembered)."""
-        due = set(self._always) | {k for k, test in self._kind_tests if test(kind)}
+        due = set(self._always) | {k for k, kinds in self._kinds if kind in kinds}
         for name in names:
             due.update(self._by_name.get(name, ()))
         found = self._due[kind, names] = tuple(sorted(due))
@@ -143,18 +145,6 @@ class _OnePass:
 
 
 _RAISED = object()  # the verdict of a property that raised
-
-
-def _kinds(*kinds: str) -> Callable[[str], bool]:
-    return lambda kind: kind in kinds
-
-
-def _client_kind(kind: str) -> bool:
-    return kind.startswith("client.")
-
-
-def _no_kind(kind: str) -> bool:
-    return False
 
 
 def _queued_steers(s: WsState) -> list[int]:
@@ -529,7 +519,8 @@ def properties(params: Params, bug: str | None = None) -> list[Property]:
     invariants, readings = step_invariants(params), reading_properties(params)
     one_pass = _OnePass([p.step for p in invariants + readings],
                         [STEP_TRIGGERS.get(p.name) for p in invariants + readings])
-    judged = [replace(p, step=one_pass.judge(k)) for k, p in enumerate(invariants + readings)]
+    judged = [replace(p, step=one_pass.judge(k), kinds=_kinds_alone(STEP_TRIGGERS.get(p.name)))
+              for k, p in enumerate(invariants + readings)]
     invariants, readings = judged[: len(invariants)], judged[len(invariants) :]
     return props + invariants + vacuity_guards(params) + readings + behaviour_guards(params)
 
@@ -566,30 +557,37 @@ def step_invariants(params: Params) -> list[Always]:
 
 # What each step property reads, where it is not every step: the names of the events it judges (any of
 # them sent makes the step its concern) and the kinds of action it judges; on any other step it holds.
-_STEER = _kinds("client.steer")
+_STEER = ("client.steer",)
+CLIENT_KINDS = tuple(kind for kind in OpenAIWsModel.action_kinds if kind.startswith("client."))
 STEP_TRIGGERS: Mapping[str, Trigger] = {
-    "inv02-no-double-application": (RESOLVING_EVENTS, _no_kind),
-    "inv03-failure-id-after-acceptance": (("response.steer.failed",), _no_kind),
-    "inv04-unique-steer-ids": (("response.steer.accepted",), _no_kind),
-    "inv05-submission-order": (("steer.committed",), _no_kind),
-    "inv06-commit-after-parent-terminal": (("response.created",), _no_kind),
-    "inv07-steered-has-accepted-steer": (("response.incomplete",), _no_kind),
-    "inv08-no-successor-while-input-required": (("response.created",), _no_kind),
-    "inv09-tool-completeness": (("response.create", "response.steer.pending"), _no_kind),
-    "inv10-pending-discipline": (("response.steer.pending",), _no_kind),
-    "inv11-one-continuation-per-parent": (("response.created",), _no_kind),
+    "inv02-no-double-application": (RESOLVING_EVENTS, ()),
+    "inv03-failure-id-after-acceptance": (("response.steer.failed",), ()),
+    "inv04-unique-steer-ids": (("response.steer.accepted",), ()),
+    "inv05-submission-order": (("steer.committed",), ()),
+    "inv06-commit-after-parent-terminal": (("response.created",), ()),
+    "inv07-steered-has-accepted-steer": (("response.incomplete",), ()),
+    "inv08-no-successor-while-input-required": (("response.created",), ()),
+    "inv09-tool-completeness": (("response.create", "response.steer.pending"), ()),
+    "inv10-pending-discipline": (("response.steer.pending",), ()),
+    "inv11-one-continuation-per-parent": (("response.created",), ()),
     "inv13-connection-locality": (STEER_EVENTS, _STEER),
     "inv15-eligibility": ((), _STEER),
     "inv16-rejected-steer-no-effect": ((), _STEER),
-    "inv17-input-round-trip": (("response.steer.failed",), _no_kind),
-    "inv18-output-never-rewritten": (TERMINAL_EVENTS, _no_kind),
-    "safe-output-boundary": (("response.incomplete",), _no_kind),
+    "inv17-input-round-trip": (("response.steer.failed",), ()),
+    "inv18-output-never-rewritten": (TERMINAL_EVENTS, ()),
+    "safe-output-boundary": (("response.incomplete",), ()),
     "inv22-refusal-names-the-parent": ((), _STEER),
     "steer-admission-readings": ((), _STEER),
-    "batch-readings": ((), _kinds("server.successor", "client.tool_output")),
-    "response-lineage": (("response.created",), _kinds("server.successor", "client.tool_output", "client.followup")),
-    **{rule: ((), _client_kind) for rule in CLIENT_RULES},
+    "batch-readings": ((), ("server.successor", "client.tool_output")),
+    "response-lineage": (("response.created",), ("server.successor", "client.tool_output", "client.followup")),
+    **{rule: ((), CLIENT_KINDS) for rule in CLIENT_RULES},
 }
+
+
+def _kinds_alone(trigger: Trigger | None) -> tuple[str, ...] | None:
+    """The kinds a property judges, when its trigger names no events: the steps it concerns, for the
+    engine to judge it on."""
+    return trigger[1] if trigger is not None and not trigger[0] else None
 
 
 def vacuity_guards(p: Params) -> list[Property]:
