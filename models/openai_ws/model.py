@@ -39,7 +39,7 @@ from typing import Any
 from models.openai_ws import wire
 from models.openai_ws.facts import facts
 from models.openai_ws.matching import frame_matches
-from models.openai_ws.spec import DEFAULT_TIMING
+from models.openai_ws.spec import ACTION_KINDS, DEFAULT_TIMING
 from models.openai_ws.state import (
     ACCEPTED,
     AUTO,
@@ -74,10 +74,7 @@ class OpenAIWsModel(ModelBase):
 
     name = "openai-ws"
     fair_actors = ("client", "server", "tool:*")
-    action_kinds = ("client.create", "client.steer", "client.tool_output", "client.reconnect", "client.followup",
-                    "server.item", "server.item_done", "server.complete", "server.interrupt", "server.fail",
-                    "server.successor", "server.successor_fails", "server.pending", "tool.finish",
-                    "fault.disconnect")
+    action_kinds = ACTION_KINDS
 
     def __init__(self, params: Mapping[str, Any], bug: str | None = None) -> None:
         super().__init__(params, bug)

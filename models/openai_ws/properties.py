@@ -17,7 +17,7 @@ from typing import Any
 from models.openai_ws import wire
 from models.openai_ws.client import CLIENT_RULES, ClientView, canonical_input, judge
 from models.openai_ws.facts import facts
-from models.openai_ws.model import OpenAIWsModel
+from models.openai_ws.spec import ACTION_KINDS
 from models.openai_ws.state import (
     ACCEPTED,
     AUTO,
@@ -558,7 +558,7 @@ def step_invariants(params: Params) -> list[Always]:
 # What each step property reads, where it is not every step: the names of the events it judges (any of
 # them sent makes the step its concern) and the kinds of action it judges; on any other step it holds.
 _STEER = ("client.steer",)
-CLIENT_KINDS = tuple(kind for kind in OpenAIWsModel.action_kinds if kind.startswith("client."))
+CLIENT_KINDS = tuple(kind for kind in ACTION_KINDS if kind.startswith("client."))
 STEP_TRIGGERS: Mapping[str, Trigger] = {
     "inv02-no-double-application": (RESOLVING_EVENTS, ()),
     "inv03-failure-id-after-acceptance": (("response.steer.failed",), ()),
