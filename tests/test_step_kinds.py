@@ -1,6 +1,7 @@
-"""`Always(step=..., kinds=...)`: a step property judged only on steps of the action kinds it names. The
-engines skip it on every other step, so a declaration must be true: every built-in model's is checked
-here against the property itself on the steps it is not judged on."""
+"""`Always(step=..., kinds=...)`: a step property judged only on steps of the action kinds it names, and
+`Always(step=..., with_events=True, events=...)`: one judged only on steps that send events of the names
+it gives. The engines skip it on every other step, so a declaration must be true: every built-in model's
+is checked here against the property itself on the steps it is not judged on."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from test_authoring import readme_model
 
 from sim import CheckOptions, check
 from sim.cli import main
-from sim.core.model import Action, Always, ModelBase
+from sim.core.model import Action, Always, Event, ModelBase
 from sim.core.product import Product
 from sim.core.registry import get_model_spec
 from sim.errors import EXIT_USAGE, ModelError
@@ -21,7 +22,7 @@ STATES_PER_VARIANT = 1500
 
 
 class TwoKinds(ModelBase):
-    """A counter stepped by `tick` and, once, by `tock`."""
+    """A counter stepped by `tick` and, once, by `tock`; each step sends `ticked` or `tocked`."""
 
     action_kinds = ("tick", "tock")
 
@@ -36,7 +37,10 @@ class TwoKinds(ModelBase):
         return [Action("clock", "tick"), Action("clock", "tock")] if state < 3 else []
 
     def step(self, state, action):
-        return state + 1, ()
+        return state + 1, (Event("clock", "clock", action.kind + "ed"),)
+
+    def facts(self, event):
+        return ()
 
     def properties(self):
         return self.props
@@ -56,6 +60,17 @@ def test_a_step_property_is_judged_on_the_kinds_it_names_alone() -> None:
         "never-a-tick": "holds", "never-a-tock": "violated", "never-a-tick-anywhere": "violated"}
 
 
+def test_an_event_property_is_judged_on_the_steps_that_send_its_events_alone() -> None:
+    never_a_tick = Always("never-a-tick", step=lambda s, a, t, e: a.kind != "tick", with_events=True,
+                          events=("tocked",))
+    never_a_tock = Always("never-a-tock", step=lambda s, a, t, e: a.kind != "tock", with_events=True,
+                          events=("tocked", "rang"))
+    or_its_kinds = Always("never-a-tick-or-tocked", step=lambda s, a, t, e: a.kind != "tick", with_events=True,
+                          events=("tocked",), kinds=("tick",))
+    assert statuses([never_a_tick, never_a_tock, or_its_kinds]) == {
+        "never-a-tick": "holds", "never-a-tock": "violated", "never-a-tick-or-tocked": "violated"}
+
+
 def test_a_counterexample_of_a_routed_property_is_the_shortest_one() -> None:
     prop = Always("no-late-tock", step=lambda s, a, t: s < 1, kinds=("tock",))
     result = check(TwoKinds([prop]), CheckOptions(liveness=False))
@@ -70,6 +85,17 @@ def test_a_counterexample_of_a_routed_property_is_the_shortest_one() -> None:
     (dict(step=lambda s, a, t: True, kinds=("tick", 3)), "kinds= takes a non-empty tuple of action kinds"),
 ])
 def test_a_malformed_kinds_is_refused_with_the_fix(how: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        Always("x", **how)
+
+
+@pytest.mark.parametrize(("how", "message"), [
+    (dict(step=lambda s, a, t: True, events=("ticked",)), "events= is for a step= property with with_events=True"),
+    (dict(state=lambda s: True, events=("ticked",)), "events= is for a step= property with with_events=True"),
+    (dict(step=lambda s, a, t, e: True, with_events=True, events="ticked"), "events= takes a non-empty tuple"),
+    (dict(step=lambda s, a, t, e: True, with_events=True, events=()), "events= takes a non-empty tuple"),
+])
+def test_a_malformed_events_is_refused_with_the_fix(how: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         Always("x", **how)
 
@@ -105,7 +131,7 @@ def test_a_property_mistake_in_a_model_file_is_one_line_and_exit_2(tmp_path, cap
 
 
 def _routed(model: ModelBase) -> list[Always]:
-    return [p for p in model.properties() if isinstance(p, Always) and p.kinds is not None]
+    return [p for p in model.properties() if isinstance(p, Always) and (p.kinds is not None or p.events is not None)]
 
 
 def _variants():
@@ -123,8 +149,8 @@ def test_the_built_in_models_declare_kinds() -> None:
 
 @pytest.mark.parametrize(("name", "bug"), list(_variants()))
 def test_every_built_in_kinds_declaration_holds_on_the_steps_it_is_not_judged_on(name: str, bug: str | None) -> None:
-    """A breadth-first walk of the first states of each variant: on a step of a kind a property does not
-    name, the property itself (unrouted, with the step's events) holds."""
+    """A breadth-first walk of the first states of each variant: on a step a property is not routed to (of
+    no kind it names, sending no event it names), the property itself (with the step's events) holds."""
     spec = get_model_spec(name)
     model = spec.build(spec.resolve({}, bug), bug)
     routed = _routed(model)
@@ -138,8 +164,9 @@ def test_every_built_in_kinds_declaration_holds_on_the_steps_it_is_not_judged_on
             if step is None:
                 continue
             before, after = pstate[0], step.target[0]
+            names = [event.name for event in step.events]
             for prop in routed:
-                if action.kind not in prop.kinds:
+                if not prop.judges(action.kind, names):
                     rest = (step.events,) if prop.with_events else ()
                     assert prop.step(before, action, after, *rest), (prop.name, action)
                     judged += 1

@@ -87,66 +87,6 @@ def _sent(events: Events, names: tuple[str, ...]) -> Sequence[Mapping[str, Any]]
     return groups[present[0]] if present else ()
 
 
-class _OnePass:
-    """The step properties of one configuration judged together, once per step. Each keeps its own
-    function and verdict, but a step runs only the ones its action or its events concern: a property
-    with a trigger (`STEP_TRIGGERS`) reads only events of the trigger's names, or only actions of its
-    kinds, so it holds on any other step (one whose trigger names kinds alone also says so to the
-    engine, `Always.kinds`, which then calls it on those steps alone). The verdicts of the last step are
-    kept (what a property raised with them), because the engine asks every property about one step in
-    turn, and again one by one when one of them fails."""
-
-    def __init__(self, judges: Sequence[Callable[..., bool]], triggers: Sequence[Trigger | None]) -> None:
-        self._judges = tuple(judges)
-        self._always = tuple(k for k, trigger in enumerate(triggers) if trigger is None)
-        self._by_name: dict[str, list[int]] = {}
-        self._kinds = [(k, trigger[1]) for k, trigger in enumerate(triggers) if trigger is not None]
-        for k, trigger in enumerate(triggers):
-            for name in trigger[0] if trigger is not None else ():
-                self._by_name.setdefault(name, []).append(k)
-        self._due: dict[tuple[str, tuple[str, ...]], tuple[int, ...]] = {}
-        self._last: tuple[Any, ...] = (None, None, None, None, (), {})
-
-    def judge(self, k: int) -> Callable[[WsState, Action, WsState, Events], bool]:
-        """Property `k` as the engine calls it."""
-
-        def holds(s: WsState, a: Action, t: WsState, events: Events) -> bool:
-            last = self._last
-            if last[0] is not events or last[1] is not s or last[2] is not a or last[3] is not t:
-                last = self._judge_step(s, a, t, events)
-            verdict = last[4][k]
-            if verdict is _RAISED:
-                raise last[5][k]
-            return verdict
-
-        return holds
-
-    def _concerned(self, kind: str, names: tuple[str, ...]) -> tuple[int, ...]:
-        """The properties a step of action kind `kind` that sends events named `names` concerns, in
-        their order (the steps of a check have few distinct kinds and names, so this is remembered)."""
-        due = set(self._always) | {k for k, kinds in self._kinds if kind in kinds}
-        for name in names:
-            due.update(self._by_name.get(name, ()))
-        found = self._due[kind, names] = tuple(sorted(due))
-        return found
-
-    def _judge_step(self, s: WsState, a: Action, t: WsState, events: Events) -> tuple[Any, ...]:
-        names = tuple(_groups(events))
-        due = self._due.get((a.kind, names)) or self._concerned(a.kind, names)
-        verdicts: list[Any] = [True] * len(self._judges)
-        raised: dict[int, Exception] = {}
-        for k in due:
-            try:
-                verdicts[k] = self._judges[k](s, a, t, events)
-            except Exception as broken:
-                verdicts[k], raised[k] = _RAISED, broken
-        last = self._last = (events, s, a, t, verdicts, raised)
-        return last
-
-
-_RAISED = object()  # the verdict of a property that raised
-
-
 def _queued_steers(s: WsState) -> list[int]:
     return [n for r in s.responses for n in r.queue] + list(s.carry)
 
@@ -516,12 +456,8 @@ def properties(params: Params, bug: str | None = None) -> list[Property]:
         "inv21-bounded-queue": lambda s: all(len(r.queue) <= limit for r in s.responses),
     }
     props: list[Property] = [Always(name, state=fn, doc=INVARIANT_DOCS[name]) for name, fn in states.items()]
-    invariants, readings = step_invariants(params), reading_properties(params)
-    one_pass = _OnePass([p.step for p in invariants + readings],
-                        [STEP_TRIGGERS.get(p.name) for p in invariants + readings])
-    judged = [replace(p, step=one_pass.judge(k), kinds=_kinds_alone(STEP_TRIGGERS.get(p.name)))
-              for k, p in enumerate(invariants + readings)]
-    invariants, readings = judged[: len(invariants)], judged[len(invariants) :]
+    invariants = [_routed(p) for p in step_invariants(params)]
+    readings = [_routed(p) for p in reading_properties(params)]
     return props + invariants + vacuity_guards(params) + readings + behaviour_guards(params)
 
 
@@ -584,10 +520,14 @@ STEP_TRIGGERS: Mapping[str, Trigger] = {
 }
 
 
-def _kinds_alone(trigger: Trigger | None) -> tuple[str, ...] | None:
-    """The kinds a property judges, when its trigger names no events: the steps it concerns, for the
-    engine to judge it on."""
-    return trigger[1] if trigger is not None and not trigger[0] else None
+def _routed(prop: Always) -> Always:
+    """The step property as its trigger routes it: judged by the engines on the steps that send an event
+    of the trigger's names or are of its kinds, and on no other step (where it holds)."""
+    trigger = STEP_TRIGGERS.get(prop.name)
+    if trigger is None:
+        return prop
+    names, kinds = trigger
+    return replace(prop, events=names or None, kinds=kinds or None)
 
 
 def vacuity_guards(p: Params) -> list[Property]:

@@ -13,7 +13,7 @@ import os
 import sysconfig
 import traceback
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Generic, Literal, NamedTuple, Protocol, TypeVar
@@ -77,7 +77,10 @@ class Always(Generic[S]):
     some action kinds can break ("a launch never fires ..." holds of every step that is no launch):
     those kinds, and the engines judge it on their steps alone, which spares the call on every other
     step of a search. A kind it names must be one the model declares in `action_kinds`, if it
-    declares any."""
+    declares any. `events`, for a `with_events` property that only steps sending some native events
+    can break ("a steer is failed only after it was accepted" reads `steer.failed` events alone): their
+    names, and the engines judge it on the steps that send one of them, or whose action is of one of
+    its `kinds` when it names kinds too, and on no other step."""
 
     name: str
     state: Callable[[S], bool] | None = None
@@ -86,6 +89,7 @@ class Always(Generic[S]):
     kind: PropertyKind = "always"
     with_events: bool = False
     kinds: tuple[str, ...] | None = None
+    events: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if (self.state is None) == (self.step is None):
@@ -101,6 +105,21 @@ class Always(Generic[S]):
                 raise ValueError(f"Always({self.name!r}): kinds= takes a non-empty tuple of action kinds, such as "
                                  f"kinds=(\"agent.launch\",); got {self.kinds!r}")
             object.__setattr__(self, "kinds", tuple(self.kinds))
+        if self.events is not None:
+            if not self.with_events:
+                raise ValueError(f"Always({self.name!r}): events= is for a step= property with with_events=True, "
+                                 "which it judges on steps that send those events alone")
+            if isinstance(self.events, str) or not self.events or not all(isinstance(e, str) for e in self.events):
+                raise ValueError(f"Always({self.name!r}): events= takes a non-empty tuple of event names, such as "
+                                 f"events=(\"steer.failed\",); got {self.events!r}")
+            object.__setattr__(self, "events", tuple(self.events))
+
+    def judges(self, kind: str, names: Collection[str]) -> bool:
+        """Whether this step property judges a step of action kind `kind` that sends events named `names`."""
+        if self.kinds is None and self.events is None:
+            return True
+        return (self.kinds is not None and kind in self.kinds) or (
+            self.events is not None and any(name in self.events for name in names))
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ model again.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Collection, Hashable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from typing import Any, NamedTuple
@@ -42,6 +42,7 @@ from sim.errors import ModelError
 PState = tuple[Hashable, tuple]
 _tuple = tuple.__new__  # builds a named tuple from its fields in C, as the hot path does once per step
 ADMITTED_LIMIT = 100_000  # facts remembered as checked; past it the memo starts again
+EVENTED_LIMIT = 4096  # (kind, event names) pairs remembered with the event properties they concern
 
 
 class MonitorStates(tuple):
@@ -144,8 +145,10 @@ class Product:
         self._state_predicates = tuple(judge for _, judge, _ in self._state_judges)
         # each sometimes-property with its predicate unwrapped, for a search that judges every new state
         self.sometimes_predicates = {p.name: p.state for p in own if isinstance(p, Sometimes)}
-        # per action kind met, the step properties that judge its steps (`_judges_of`)
-        self._judges: dict[str, tuple[tuple, tuple] | tuple[()]] = {}
+        # per action kind met, the step properties that judge its steps (`_judges_of`), and per kind and
+        # names of the events sent, the event properties that judge such a step (`_evented_of`)
+        self._judges: dict[str, tuple[tuple, tuple, bool] | tuple[()]] = {}
+        self._evented: dict[tuple[str, tuple[str, ...]], tuple] = {}
         wants_events = any(p.with_events for p in self._step_props)
         self._step_facts = None if wants_events else model.step_facts
         names = [info.name for info in self.property_infos()]
@@ -191,23 +194,34 @@ class Product:
                 raise ModelError(f"property {prop.name!r} names action kinds the model {model.name!r} does not "
                                  f"declare: {', '.join(unknown)}; its action_kinds are {', '.join(sorted(declared))}")
 
-    def _judges_of(self, kind: str) -> tuple[tuple, tuple] | tuple[()]:
+    def _judges_of(self, kind: str) -> tuple[tuple, tuple, bool] | tuple[()]:
         """The step properties that judge a step of `kind`: the predicates that take no events and those
-        that take them, each in the properties' order, or () when none does."""
+        that take them, each in the properties' order, and whether a property that names events may judge
+        it too (then the events sent say which do: `_evented_of`); () when none may."""
         props = self._props_of(kind)
+        routed = any(p.events is not None and not p.judges(kind, ()) for p in self._step_props)
         judges = self._judges[kind] = (tuple(p.step for p in props if not p.with_events),
-                                       tuple(p.step for p in props if p.with_events)) if props else ()
+                                       tuple(p.step for p in props if p.with_events),
+                                       routed) if props or routed else ()
         return judges
 
-    def _props_of(self, kind: str) -> list[Always]:
-        return [p for p in self._step_props if p.kinds is None or kind in p.kinds]
+    def _evented_of(self, kind: str, names: tuple[str, ...]) -> tuple:
+        """The event predicates that judge a step of `kind` sending events named `names`, in the properties'
+        order (the steps of a check send few distinct sequences of names, so this is remembered)."""
+        if len(self._evented) >= EVENTED_LIMIT:
+            self._evented.clear()
+        judges = self._evented[kind, names] = tuple(p.step for p in self._props_of(kind, names) if p.with_events)
+        return judges
+
+    def _props_of(self, kind: str, names: Collection[str] = ()) -> list[Always]:
+        return [p for p in self._step_props if p.judges(kind, names)]
 
     def _step_broken(self, state: Hashable, action: Action, nxt: Hashable, events: tuple[Event, ...]
                      ) -> list[Violation]:
         found = []
         name = None
         try:
-            for prop in self._props_of(action.kind):
+            for prop in self._props_of(action.kind, [event.name for event in events]):
                 name, judge = prop.name, prop.step
                 if not (judge(state, action, nxt, events) if prop.with_events else judge(state, action, nxt)):
                     found.append(Violation(name, prop.doc or f"{name} broken by {action.label()}"))
@@ -267,7 +281,7 @@ class Product:
         stepper = fast or self.model.step
         to_facts = self.model.facts
         followed = self._followed
-        judges, judges_of = self._judges, self._judges_of
+        judges, judges_of, evented_by = self._judges, self._judges_of, self._evented
         state_judges = () if search else self._state_predicates
         out: list = []
         append = out.append
@@ -307,7 +321,12 @@ class Product:
                 due = judges_of(kind)
             if due or state_judges:  # most steps of a search: no property judges their kind
                 suspect = False
-                plain, evented = due or ((), ())
+                plain, evented, routed = due or ((), (), False)
+                if routed:
+                    names = tuple([event.name for event in events])
+                    evented = evented_by.get((kind, names))
+                    if evented is None:
+                        evented = self._evented_of(kind, names)
                 try:
                     for judge in plain:
                         if not judge(state, action, nxt):
