@@ -114,6 +114,7 @@ def test_a_kind_the_model_does_not_declare_is_refused_naming_the_property() -> N
     ('Always("routed", step=lambda s, a, t: True, kinds=("agent.strat",))',
      "names action kinds the model 'drop-oldest' does not declare: agent.strat"),
     ('Always("routed", step=lambda s, a, t: True, kinds="agent.start")', "kinds= takes a non-empty tuple"),
+    ('Always("routed", step=lambda s, a, t: True, events=("agent.started",))', "events= is for a step= property"),
     ('Always("queue-bounded", state=lambda s: True)', "declares property names twice: queue-bounded"),
 ])
 def test_a_property_mistake_in_a_model_file_is_one_line_and_exit_2(tmp_path, capsys, mistake, message) -> None:

@@ -101,18 +101,20 @@ class Always(Generic[S]):
             if self.step is None:
                 raise ValueError(f"Always({self.name!r}): kinds= is for a step= property, which it judges on "
                                  "steps of those action kinds alone")
-            if isinstance(self.kinds, str) or not self.kinds or not all(isinstance(k, str) for k in self.kinds):
-                raise ValueError(f"Always({self.name!r}): kinds= takes a non-empty tuple of action kinds, such as "
-                                 f"kinds=(\"agent.launch\",); got {self.kinds!r}")
-            object.__setattr__(self, "kinds", tuple(self.kinds))
+            self._keep_names("kinds", "action kinds", "agent.launch")
         if self.events is not None:
             if not self.with_events:
                 raise ValueError(f"Always({self.name!r}): events= is for a step= property with with_events=True, "
                                  "which it judges on steps that send those events alone")
-            if isinstance(self.events, str) or not self.events or not all(isinstance(e, str) for e in self.events):
-                raise ValueError(f"Always({self.name!r}): events= takes a non-empty tuple of event names, such as "
-                                 f"events=(\"steer.failed\",); got {self.events!r}")
-            object.__setattr__(self, "events", tuple(self.events))
+            self._keep_names("events", "event names", "steer.failed")
+
+    def _keep_names(self, field: str, what: str, example: str) -> None:
+        """`field` (kinds or events) kept as a tuple, once it is seen to be a non-empty collection of names."""
+        names = getattr(self, field)
+        if isinstance(names, str) or not names or not all(isinstance(name, str) for name in names):
+            raise ValueError(f"Always({self.name!r}): {field}= takes a non-empty tuple of {what}, such as "
+                             f"{field}=(\"{example}\",); got {names!r}")
+        object.__setattr__(self, field, tuple(names))
 
     def judges(self, kind: str, names: Collection[str]) -> bool:
         """Whether this step property judges a step of action kind `kind` that sends events named `names`."""
