@@ -102,7 +102,7 @@ fast = None if any(p.with_events for p in steps) else model.step_facts  # as the
 states_judges = [p.state for p in props if isinstance(p, Always) and p.state is not None]
 goals = [judge for p in props if liveness and isinstance(p, Eventually) for judge in (p.goal, p.trigger) if judge]
 actions = model.inner.actions if type(model) is AdaptedModel else model.actions  # as the product calls it
-by_kind = {}
+by_route = {}
 gc.disable()  # as the search runs
 start = time.process_time()
 for s in states:
@@ -115,9 +115,10 @@ for s in states:
             out = tuple(out)
             for event in out:
                 model.facts(event)
-        due = by_kind.get(a.kind)
-        if due is None:
-            due = by_kind[a.kind] = [(p.step, p.with_events) for p in steps if p.kinds is None or a.kind in p.kinds]
+        names = tuple([event.name for event in out]) if fast is None else ()
+        due = by_route.get((a.kind, names))
+        if due is None:  # the properties the product judges such a step by (kinds=, events=)
+            due = by_route[a.kind, names] = [(p.step, p.with_events) for p in steps if p.judges(a.kind, names)]
         for judge, with_events in due:
             judge(s, a, t, out) if with_events else judge(s, a, t)
     for judge in states_judges:
