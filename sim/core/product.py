@@ -147,7 +147,7 @@ class Product:
         self.sometimes_predicates = {p.name: p.state for p in own if isinstance(p, Sometimes)}
         # per action kind met, the step properties that judge its steps (`_judges_of`), and per kind and
         # names of the events sent, the event properties that judge such a step (`_evented_of`)
-        self._judges: dict[str, tuple[tuple, tuple, bool] | tuple[()]] = {}
+        self._judges: dict[str, tuple[tuple, tuple | None] | tuple[()]] = {}
         self._evented: dict[tuple[str, tuple[str, ...]], tuple] = {}
         wants_events = any(p.with_events for p in self._step_props)
         self._step_facts = None if wants_events else model.step_facts
@@ -194,15 +194,15 @@ class Product:
                 raise ModelError(f"property {prop.name!r} names action kinds the model {model.name!r} does not "
                                  f"declare: {', '.join(unknown)}; its action_kinds are {', '.join(sorted(declared))}")
 
-    def _judges_of(self, kind: str) -> tuple[tuple, tuple, bool] | tuple[()]:
+    def _judges_of(self, kind: str) -> tuple[tuple, tuple | None] | tuple[()]:
         """The step properties that judge a step of `kind`: the predicates that take no events and those
-        that take them, each in the properties' order, and whether a property that names events may judge
-        it too (then the events sent say which do: `_evented_of`); () when none may."""
+        that take them, each in the properties' order, or None for the latter when a property that names
+        events may judge it too (then the events sent say which do: `_evented_of`); () when none may."""
         props = self._props_of(kind)
         routed = any(p.events is not None and not p.judges(kind, ()) for p in self._step_props)
+        evented = None if routed else tuple(p.step for p in props if p.with_events)
         judges = self._judges[kind] = (tuple(p.step for p in props if not p.with_events),
-                                       tuple(p.step for p in props if p.with_events),
-                                       routed) if props or routed else ()
+                                       evented) if props or routed else ()
         return judges
 
     def _evented_of(self, kind: str, names: tuple[str, ...]) -> tuple:
@@ -321,8 +321,8 @@ class Product:
                 due = judges_of(kind)
             if due or state_judges:  # most steps of a search: no property judges their kind
                 suspect = False
-                plain, evented, routed = due or ((), (), False)
-                if routed:
+                plain, evented = due or ((), ())
+                if evented is None:
                     names = tuple([event.name for event in events])
                     evented = evented_by.get((kind, names))
                     if evented is None:
