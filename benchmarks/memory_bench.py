@@ -6,7 +6,8 @@
 Each row runs `steersim check` in a fresh process and samples, every few milliseconds, what it holds as
 `--max-memory` counts it (`sim.checking.memory.group_mb`): its resident size and the private pages of the
 workers it started. It also reports the kernel's high-water mark of the check's own process
-(`ru_maxrss`: exact, but without its workers). A sampled peak can miss a spike shorter than the sampling
+(`ru_maxrss`, without its workers; Linux counts there the pages this script held when it started the
+check too, which are far fewer than any row's). A sampled peak can miss a spike shorter than the sampling
 period, so it is a lower bound; the high-water mark is not.
 """
 
