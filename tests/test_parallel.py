@@ -3,9 +3,12 @@ counts, counterexamples, coverage, notes), but for seconds; what it cannot honou
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pickle
+import socket
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -230,6 +233,21 @@ def test_check_dask_local_builds_a_model_file_from_its_reference_on_its_own_clus
     one = report(tmp_path, *args)
     assert one[0] == EXIT_VIOLATION
     assert report(tmp_path, *args, "--dask", "local") == one
+
+
+def test_check_dask_local_serves_its_http_pages_on_a_free_port() -> None:
+    """A local cluster's scheduler serves health and metrics pages over HTTP even without its dashboard,
+    by default on 8787: with that port taken (a dashboard of the user's, or this module's cluster),
+    distributed would print a warning of several lines about it."""
+    pytest.importorskip("dask.distributed")
+    with socket.socket() as taken:
+        with contextlib.suppress(OSError):  # taken already: the case this is about, as well
+            taken.bind(("127.0.0.1", 8787))
+            taken.listen()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert main(["check", "teaching", "-p", "K=2", "-p", "N=1", "--quiet", "--dask", "local"]) == EXIT_OK
+    assert [str(w.message) for w in caught if "in use" in str(w.message)] == []
 
 
 def test_a_model_error_on_a_worker_is_the_one_process_error_with_its_path(

@@ -285,7 +285,10 @@ def dask_client(address: str, connect_timeout: float = 20.0) -> tuple[Any, Any]:
         except OSError as unreachable:
             raise UsageError(f"--dask {address}: cannot reach a Dask scheduler there ({unreachable}); "
                              "give tcp://HOST:PORT of a running scheduler, or `local`") from None
+    # without a dashboard the scheduler still serves health and metrics pages over HTTP, by default on
+    # 8787; a port taken there (a dashboard of the user's) would make distributed warn in several lines
     cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                           scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
                            preload=["sim.interrupts"], silence_logs=logging.ERROR)  # closing mid-task warns
     try:
         return Client(cluster), cluster
