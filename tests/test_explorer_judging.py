@@ -58,10 +58,10 @@ def test_each_state_is_judged_by_a_state_property_once() -> None:
 
 
 def _every_step_judged(model: Grid, options: CheckOptions) -> Explorer:
-    """An explorer that judges the state reached on every step, through `Product.moves`."""
+    """An explorer that judges the state reached on every step, as under symmetry (`Product.search`
+    with `judge_every`)."""
     explorer = Explorer(model, options)
     explorer.judge_targets = False
-    explorer._moves = explorer.product.moves
     return explorer
 
 

@@ -17,7 +17,7 @@ from sim import CheckOptions, check
 from sim.core import facts as F
 from sim.core.fingerprint import fingerprint
 from sim.core.model import Action, Always, Event, ModelBase
-from sim.core.product import MonitorStates, Product
+from sim.core.product import MonitorStates, Product, Violation
 
 
 class Counter(ModelBase):
@@ -164,3 +164,40 @@ def test_monitors_are_stepped_once_per_monitor_state_and_fact() -> None:
 def test_with_events_is_refused_for_a_state_property() -> None:
     with pytest.raises(ValueError, match="with_events=True is for a step= property"):
         Always("x", state=lambda s: True, with_events=True)
+
+
+class Forked(ModelBase):
+    """From 0, three steps: two reach 1 and 2, one (a no-op) does nothing; from 1, one step to 2 that
+    breaks `no-step-into-2`."""
+
+    def init_states(self):
+        return [0]
+
+    def actions(self, state):
+        return [Action("a", "go", (1,)), Action("a", "stay"), Action("b", "go", (2,))] if state == 0 else (
+            [Action("a", "go", (2,))] if state == 1 else [])
+
+    def step(self, state, action):
+        return None if action.kind == "stay" else (action.args[0], ())
+
+    def properties(self):
+        return [Always("no-step-into-2", step=lambda s, a, t: not (s == 1 and t == 2), doc="1 never steps to 2")]
+
+
+def test_search_enters_new_targets_with_the_next_codes_and_hands_back_only_new_or_breaking_steps() -> None:
+    product = Product(Forked())
+    init = product.init_states()[0]
+    seen = {init: 0}
+    fired: dict[str, int] = {}
+    every: list = []
+    count, found = product.search(init, seen, fired, every=every)
+    one, two = (1, init[1]), (2, init[1])
+    assert count == 2 and fired == {"go": 2}  # the no-op is no step
+    assert found == [(0, 1, one, ()), (2, 2, two, ())] and seen == {init: 0, one: 1, two: 2}
+    assert [(position, action.actor, code) for position, action, code in every] == [(0, "a", 1), (2, "b", 2)]
+    count, found = product.search(one, seen, fired)  # its target is known: only the breaking step is back
+    assert count == 1 and fired == {"go": 3} and len(seen) == 3
+    assert found == [(0, 2, None, (Violation("no-step-into-2", "1 never steps to 2"),))]
+    assert product.search(two, seen, fired) == (0, [])
+    assert [(t.action, t.target, t.violations) for t in product.successors(one)] == [
+        (Action("a", "go", (2,)), two, (Violation("no-step-into-2", "1 never steps to 2"),))]

@@ -5,7 +5,9 @@ The visited set maps each product state itself (its representative under symmetr
 index: exact, so no two states are ever taken for one, and looked up with the state's own hash and
 equality, which cost less than any encoding of the state would. Flat arrays hold, per index, the
 parent's index, the index of the action that reached it and its depth. Each state is expanded in one
-call (`Product.moves`). Counterexamples are rebuilt by re-executing the action path (`sim.core.paths`).
+call (`Product.search`), which looks its targets up in the visited set as it steps them, so that the
+explorer handles only the steps that reach a new state or break a property. Counterexamples are
+rebuilt by re-executing the action path (`sim.core.paths`).
 
 Liveness (`Eventually`, leads-to under weak fairness) needs the graph: while the run stays under
 `liveness_limit` states the explorer also keeps, per state, which goals are unmet, which triggers hold
@@ -32,9 +34,9 @@ from sim.checking.liveness import NO_CLASS, find_lasso
 from sim.checking.memory import liveness_mb, rss_mb
 from sim.checking.reduction import canonical, has_local_actions, has_symmetry
 from sim.checking.visited import Frontier
-from sim.core.model import Model
+from sim.core.model import Action, Model
 from sim.core.paths import Path, located, replay_indices
-from sim.core.product import Move, Product, PState, Violation
+from sim.core.product import Product, PState, Violation
 from sim.errors import EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION, ModelError
 from sim.interrupts import INTERRUPTED, INTERRUPTED_NOTE, UNDECIDED_NOTE
 
@@ -157,7 +159,8 @@ class Explorer:
         # each state is judged by the state properties once, when first reached, not on every step that
         # reaches it; under symmetry the visited set holds a representative, and every state reached is judged
         self.judge_targets = not self.symmetry
-        self._moves = self.product.search_moves if self.judge_targets else self.product.moves
+        # what the visited set knows a state by, when not the state itself (`_key`)
+        self._symmetric = (lambda pstate: canonical(model, pstate)) if self.symmetry else None
 
     def _unreached(self) -> list:
         """The sometimes-properties no state has satisfied yet: the only ones a new state is judged by."""
@@ -267,9 +270,10 @@ class Explorer:
         """The discovery index of a visited state (-1 when unvisited)."""
         return self.visited.get(self._key(pstate), -1)
 
-    def _ample(self, state: PState, actions: list) -> list | None:
-        """A singleton ample set `[Move]`: the first local action whose step is invisible here and leads
-        to a new state (the cycle proviso); None when the state must be fully expanded."""
+    def _ample(self, state: PState, actions: list) -> tuple[int, Action, PState] | None:
+        """A singleton ample set: the first local action whose step is invisible here and leads to a new
+        state (the cycle proviso), as `(position, action, target)`; None when the state must be fully
+        expanded."""
         model, product = self.model, self.product
         for k, action in enumerate(actions):
             if not model.is_local(action):  # type: ignore[attr-defined]
@@ -282,52 +286,61 @@ class Explorer:
                 continue
             if self._key(transition.target) in self.visited:
                 continue
-            return [Move(k, action, transition.target, ())]
+            return k, action, transition.target
         return None
 
+    def _ample_step(self, state: PState) -> tuple[int, list] | None:
+        """What `Product.search` returns, for the ample step of `state` alone (`_ample`), entered in the
+        visited set; None when the state has no ample step."""
+        ample = self._ample(state, list(self.product.actions(state)))
+        if ample is None:
+            return None
+        k, action, target = ample
+        self.fired[action.kind] = self.fired.get(action.kind, 0) + 1
+        code = len(self.visited)
+        self.visited[self._key(target)] = code
+        return 1, [(k, code, target, ())]
+
     def _expand(self, index: int, state: PState, depth: int, frontier: Frontier) -> None:
-        product = self.product
-        steps = self._ample(state, list(product.actions(state))) if self.por else None
-        if steps is None:
-            steps = self._moves(state)
-        visited, parents, fired, append = self.visited, self.parents, self.fired, frontier.append
-        # the liveness arrays, as they are while the graph is kept (`_drop_graph` replaces them)
-        unmet, actor_classes = self.unmet, self.actor_classes
-        edge_src, edge_dst, edge_class = self.edge_src, self.edge_dst, self.edge_class
-        self.transitions += len(steps)
-        model, symmetry, graph = self.model, self.symmetry, self.track_graph
-        child_depth = depth + 1
-        enabled_mask = 0
-        for k, action, target, violations in steps:
-            kind = action.kind
-            try:
-                fired[kind] += 1
-            except KeyError:
-                fired[kind] = 1
+        every = [] if self.track_graph else None
+        taken = self._ample_step(state) if self.por else None
+        count, found = taken or self.product.search(state, self.visited, self.fired, key=self._symmetric,
+                                                     judge_every=not self.judge_targets, every=every)
+        self.transitions += count
+        append, child_depth = frontier.append, depth + 1
+        for k, code, target, violations in found:  # the steps that reach a new state or break a property
             if violations:
                 self._record_violations(index, k, violations)
-            fresh = len(parents)
-            target_index = visited.setdefault(canonical(model, target) if symmetry else target, fresh)
-            if target_index == fresh:  # one hash of the state, whether it is new or not
-                self._record_state(fresh, index, k, child_depth, target)
-                self._judge_state(fresh, target, index)
-                append((fresh, target, child_depth))
-            if graph and self.track_graph:  # recording a state may have dropped the graph
-                cls = actor_classes.get(action.actor)
-                if cls is None:
-                    cls = self._class_of(action)
-                if cls != NO_CLASS:
-                    enabled_mask |= 1 << cls
-                if self.track_graph and unmet[index] & unmet[target_index]:  # a 65th fair actor drops it too
-                    edge_src.append(index)
-                    edge_dst.append(target_index)
-                    edge_class.append(cls)
-        if not steps:
+            if target is not None:
+                self._record_state(code, index, k, child_depth, target)
+                self._judge_state(code, target, index)
+                append((code, target, child_depth))
+        if every is not None and self.track_graph:  # recording a state may have dropped the graph
+            self._record_edges(index, every)
+        if not count:
             self.terminal[index] = 1
-            for violation in product.end_violations(state):
+            for violation in self.product.end_violations(state):
                 self._record_violation_at(index, violation)
-        if self.track_graph:
-            self.enabled[index] = enabled_mask
+
+    def _record_edges(self, index: int, every: list[tuple[int, Action, int]]) -> None:
+        """The liveness graph's part from state `index`: the fair actors enabled there, and its steps
+        between states where some goal is unmet."""
+        unmet, actor_classes = self.unmet, self.actor_classes
+        edge_src, edge_dst, edge_class = self.edge_src, self.edge_dst, self.edge_class
+        enabled_mask = 0
+        for _, action, target_index in every:
+            cls = actor_classes.get(action.actor)
+            if cls is None:
+                cls = self._class_of(action)
+                if not self.track_graph:  # a 65th fair actor drops the graph
+                    return
+            if cls != NO_CLASS:
+                enabled_mask |= 1 << cls
+            if unmet[index] & unmet[target_index]:
+                edge_src.append(index)
+                edge_dst.append(target_index)
+                edge_class.append(cls)
+        self.enabled[index] = enabled_mask
 
     def _add(self, key: Hashable, parent: int, action: int, depth: int, state: PState) -> int:
         index = len(self.parents)

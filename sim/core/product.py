@@ -6,7 +6,9 @@ and the simulator both step through here, so they see exactly the same transitio
 verdicts: a simulated trace is a path of the explored graph by construction.
 
 `step` gives a whole transition, with its native events, for traces and counterexamples; `moves` gives
-what a search needs of every step of a state, once per state: the target and the violations. It asks
+what a search needs of every step of a state, once per state: the target and the violations; `search`
+looks each target up in the explorer's visited set in the same pass, and hands back only the steps that
+reach a new state or break a property. It asks
 the model for facts without native events where the model offers that (`ModelBase.step_facts`) and
 no step property reads events, steps each monitor once per (monitor state, fact) pair
 (`sim.core.monitors.StepMemo`, which the vector engine reads too) and remembers the whole monitor
@@ -17,7 +19,7 @@ model again.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Hashable, Iterable, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from typing import Any, NamedTuple
@@ -272,10 +274,28 @@ class Product:
         fields, which costs less to build."""
         return self._steps(pstate, self.actions(pstate), whole=False, search=True)
 
-    def _steps(self, pstate: PState, actions: Sequence[Action], whole: bool, search: bool = False) -> list:
+    def search(self, pstate: PState, seen: dict[Hashable, int], fired: dict[str, int], *,
+               key: Callable[[PState], Hashable] | None = None, judge_every: bool = False,
+               every: list | None = None) -> tuple[int, list[tuple[int, int, PState | None, tuple[Violation, ...]]]]:
+        """The steps of `pstate` as the explorer takes them, looked up in the same pass that steps them:
+        each target is looked up in `seen`, the search's visited set (the target itself, or `key(target)`,
+        maps to its code), and a target it lacks is entered with the next code, `len(seen)`; `fired`
+        counts the steps per action kind, and `every`, when given, gets `(position, action, code)` of
+        each step (the liveness graph's edges). Returns how many steps there are and, in their order,
+        those that reach a new state or break a property: `(position, code, target, violations)`,
+        target None when it was seen before. A search meets most targets again, so most steps cost it
+        one lookup and build nothing. The states reached are judged by the state properties here only
+        when `judge_every` (under symmetry `seen` holds a representative, and each state reached must be
+        judged); otherwise the search judges each new state once."""
+        return self._steps(pstate, self.actions(pstate), whole=False, search=not judge_every,
+                           seen=(seen, fired, key, every))
+
+    def _steps(self, pstate: PState, actions: Sequence[Action], whole: bool, search: bool = False,
+               seen: tuple | None = None) -> Any:
         """The steps of `actions` from `pstate` (no-ops left out): Transitions when `whole`, else Moves
         (as plain tuples, the states reached not judged by the state properties, when `search`), for
-        which the model's `step_facts` stands in for `step` where it may."""
+        which the model's `step_facts` stands in for `step` where it may; given `seen` (the arguments of
+        `search`), what `search` returns."""
         state, mstates = pstate
         fast = None if whole else self._step_facts
         stepper = fast or self.model.step
@@ -285,20 +305,22 @@ class Product:
         state_judges = () if search else self._state_predicates
         out: list = []
         append = out.append
+        visited, fired, key, every = seen or (None, None, None, None)
+        count, fresh = 0, len(visited) if visited is not None else 0  # `fresh`: the code a new target gets
+        events: tuple[Event, ...] = ()  # none where `step_facts` stands in for `step`
         for position, action in enumerate(actions):
             try:
                 taken = stepper(state, action)
                 if taken is None:
                     continue
-                if fast is not None:
-                    nxt, facts = taken
-                    if type(facts) is not tuple:
-                        facts = tuple(facts)
-                    events: tuple[Event, ...] = ()
-                else:
+                if fast is None:
                     nxt, events = taken
                     events = tuple(events)
                     facts = tuple([f for e in events for f in to_facts(e)])
+                else:
+                    nxt, facts = taken
+                    if type(facts) is not tuple:
+                        facts = tuple(facts)
             except Exception as broken:
                 raise model_error(broken, state, action) from broken
             if facts:
@@ -343,15 +365,30 @@ class Product:
                     violations = (violations or []) + self._step_broken(state, action, nxt, events)
                     if not search:
                         violations += self._state_broken(nxt)
-            verdicts = tuple(violations) if violations else ()
             target = (nxt, target_mstates)
+            if visited is not None:  # `search`: most steps end at the lookup, building nothing
+                count += 1
+                try:
+                    fired[kind] += 1
+                except KeyError:
+                    fired[kind] = 1
+                code = visited.setdefault(target if key is None else key(target), fresh)
+                if every is not None:
+                    every.append((position, action, code))
+                if code == fresh:  # one hash of the state, whether it is new or not
+                    fresh += 1
+                    append((position, code, target, tuple(violations) if violations else ()))
+                elif violations:
+                    append((position, code, None, tuple(violations)))
+                continue
+            verdicts = tuple(violations) if violations else ()
             if search:
                 append((position, action, target, verdicts))
             elif whole:
                 append(_tuple(Transition, (action, target, events, facts, verdicts)))
             else:
                 append(_tuple(Move, (position, action, target, verdicts)))
-        return out
+        return out if visited is None else (count, out)
 
     def _follow(self, mstates: tuple, facts: tuple[Fact, ...], state: Hashable, action: Action
                 ) -> tuple[tuple, tuple[Violation, ...]]:
