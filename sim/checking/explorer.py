@@ -159,8 +159,6 @@ class Explorer:
         # each state is judged by the state properties once, when first reached, not on every step that
         # reaches it; under symmetry the visited set holds a representative, and every state reached is judged
         self.judge_targets = not self.symmetry
-        # what the visited set knows a state by, when not the state itself (`_key`)
-        self._symmetric = (lambda pstate: canonical(model, pstate)) if self.symmetry else None
 
     def _unreached(self) -> list:
         """The sometimes-properties no state has satisfied yet: the only ones a new state is judged by."""
@@ -270,42 +268,34 @@ class Explorer:
         """The discovery index of a visited state (-1 when unvisited)."""
         return self.visited.get(self._key(pstate), -1)
 
-    def _ample(self, state: PState, actions: list) -> tuple[int, Action, PState] | None:
+    def _ample_step(self, state: PState) -> tuple[int, list] | None:
         """A singleton ample set: the first local action whose step is invisible here and leads to a new
-        state (the cycle proviso), as `(position, action, target)`; None when the state must be fully
-        expanded."""
+        state (the cycle proviso), entered in the visited set and returned as `Product.search` returns
+        steps; None when the state must be fully expanded."""
         model, product = self.model, self.product
-        for k, action in enumerate(actions):
+        for k, action in enumerate(list(product.actions(state))):
             if not model.is_local(action):  # type: ignore[attr-defined]
                 continue
             transition = product.step(state, action)
             if transition is None or transition.facts or transition.violations:
                 continue
-            before, after = state[0], transition.target[0]
-            if any(judge(before) != judge(after) for judge in self.judged):
+            before, target = state[0], transition.target
+            if any(judge(before) != judge(target[0]) for judge in self.judged):
                 continue
-            if self._key(transition.target) in self.visited:
+            key = self._key(target)
+            if key in self.visited:
                 continue
-            return k, action, transition.target
+            self.fired[action.kind] = self.fired.get(action.kind, 0) + 1
+            code = self.visited[key] = len(self.visited)
+            return 1, [(k, code, target, ())]
         return None
-
-    def _ample_step(self, state: PState) -> tuple[int, list] | None:
-        """What `Product.search` returns, for the ample step of `state` alone (`_ample`), entered in the
-        visited set; None when the state has no ample step."""
-        ample = self._ample(state, list(self.product.actions(state)))
-        if ample is None:
-            return None
-        k, action, target = ample
-        self.fired[action.kind] = self.fired.get(action.kind, 0) + 1
-        code = len(self.visited)
-        self.visited[self._key(target)] = code
-        return 1, [(k, code, target, ())]
 
     def _expand(self, index: int, state: PState, depth: int, frontier: Frontier) -> None:
         every = [] if self.track_graph else None
         taken = self._ample_step(state) if self.por else None
-        count, found = taken or self.product.search(state, self.visited, self.fired, key=self._symmetric,
-                                                     judge_every=not self.judge_targets, every=every)
+        count, found = taken or self.product.search(
+            state, self.visited, self.fired, key=self._key if self.symmetry else None,
+            judge_every=not self.judge_targets, every=every)
         self.transitions += count
         append, child_depth = frontier.append, depth + 1
         for k, code, target, violations in found:  # the steps that reach a new state or break a property
