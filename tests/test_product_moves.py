@@ -18,6 +18,7 @@ from sim.core import facts as F
 from sim.core.fingerprint import fingerprint
 from sim.core.model import Action, Always, Event, ModelBase
 from sim.core.product import MonitorStates, Product, Violation
+from sim.errors import ModelError
 
 
 class Counter(ModelBase):
@@ -107,14 +108,62 @@ def test_the_agreement_check_sees_a_facts_key_that_misses_what_the_facts_depend_
     assert disagreements(TEACHING.build({"K": 3, "N": 3, "Q": 2, "P": 2}))
 
 
-def test_the_teaching_check_is_the_same_with_and_without_step_facts() -> None:
-    class EventsOnly(TeachingModel):
+def successor_disagreements(model: TeachingModel) -> list:
+    """The states where `successor_facts` differs from every action's next state and the facts of its
+    events, in the order of `actions`."""
+    out = []
+    for state in dict.fromkeys(state for state, _ in _transitions(model)):
+        expected = []
+        for action in model.actions(state):
+            nxt = model.next_state(state, action)
+            expected.append((action, nxt, tuple(f for e in model.observe(state, action, nxt) for f in model.facts(e))))
+        if model.successor_facts(state) != expected:
+            out.append(state)
+    return out
+
+
+@pytest.mark.parametrize("bug", [None, *TEACHING.bugs])
+def test_teaching_successor_facts_agree_with_its_actions_and_events(bug: str | None) -> None:
+    assert successor_disagreements(TEACHING.build({"K": 3, "N": 3, "Q": 2, "P": 2}, bug)) == []
+
+
+def test_the_agreement_check_sees_finishing_steps_remembered_by_the_running_calls_alone(monkeypatch) -> None:
+    """Finishing steps kept per running calls, forgetting the finished results, reuse one state's for another."""
+    model = TEACHING.build({"K": 3, "N": 3, "Q": 2, "P": 2})
+    monkeypatch.setattr(model, "_finish_steps", _KeyedByCalls())
+    assert successor_disagreements(model)
+
+
+class _KeyedByCalls(dict):
+    def get(self, key, default=None):
+        return super().get(key[0], default)
+
+    def __setitem__(self, key, value) -> None:
+        super().__setitem__(key[0], value)
+
+
+def test_the_teaching_check_is_the_same_with_and_without_step_facts_and_successor_facts() -> None:
+    class StepByStep(TeachingModel):
+        successor_facts = None
+
+    class EventsOnly(StepByStep):
         step_facts = None
 
-    with_facts = check(TeachingModel(3, 3, 2, 3), CheckOptions(engine="generic"))
-    without = check(EventsOnly(3, 3, 2, 3), CheckOptions(engine="generic"))
-    assert (with_facts.states, with_facts.transitions, [p.status for p in with_facts.properties]) == (
-        without.states, without.transitions, [p.status for p in without.properties])
+    reports = [check(model(3, 3, 2, 3), CheckOptions(engine="generic")) for model in (TeachingModel, StepByStep,
+                                                                                      EventsOnly)]
+    summaries = [(r.states, r.transitions, [(p.name, p.status) for p in r.properties]) for r in reports]
+    assert summaries[0] == summaries[1] == summaries[2]
+
+
+def test_a_successor_facts_that_raises_is_named_with_the_state() -> None:
+    class Broken(TeachingModel):
+        def successor_facts(self, s):
+            if s.sent == 2:
+                raise RuntimeError("no successors")
+            return super().successor_facts(s)
+
+    with pytest.raises(ModelError, match=r"successor_facts\(\) raised RuntimeError: no successors"):
+        check(Broken(2, 3, 2, 2), CheckOptions(engine="generic", liveness=False))
 
 
 def test_monitor_states_keep_their_hash_equal_a_plain_tuple_and_pickle_as_one() -> None:

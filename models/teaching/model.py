@@ -58,6 +58,8 @@ class TeachingModel:
         # per call: built once and shared by every state that holds them
         self._stopped: dict[tuple[bool, ...], tuple[tuple[bool, ...], ...]] = {}
         self._finished: dict[tuple[bool, ...], tuple[tuple[bool, ...], ...]] = {}
+        # per (running calls, finished results) met, each call's finishing step as `successor_facts` needs it
+        self._finish_steps: dict[tuple, tuple[tuple[Action, tuple, tuple[F.Fact, ...]], ...]] = {}
 
     def init_states(self) -> Sequence[TeachingState]:
         z, f = self._zeros, self._idle
@@ -65,15 +67,18 @@ class TeachingModel:
 
     def actions(self, s: TeachingState) -> list[Action]:
         out = [self._steer_actions[s.sent + 1]] if s.sent < self.N else []
-        calls = s.calls
-        finishing = self._finishing.get(calls)
-        if finishing is None:
-            finishing = self._finishing[calls] = tuple(self._tool_actions[j] for j, on in enumerate(calls) if on)
-        out += finishing
+        out += self._finishing_actions(s.calls)
         agent = self._agent_action(s)
         if agent is not None:
             out.append(agent)
         return out
+
+    def _finishing_actions(self, calls: tuple[bool, ...]) -> tuple[Action, ...]:
+        """A finishing action per running call, remembered per tuple of running calls."""
+        finishing = self._finishing.get(calls)
+        if finishing is None:
+            finishing = self._finishing[calls] = tuple(self._tool_actions[j] for j, on in enumerate(calls) if on)
+        return finishing
 
     def _agent_action(self, s: TeachingState) -> Action | None:
         """The agent is deterministic: at most one of its steps is enabled in any state."""
@@ -137,17 +142,47 @@ class TeachingModel:
             return _new(TeachingState, (MODEL, i, c, nl, intr, pend, sent, rej, (), hist + q, nres, calls, ress))
         raise ValueError(f"teaching model has no action kind {kind!r}")
 
+    def successor_facts(self, s: TeachingState) -> list[tuple[Action, TeachingState, tuple[F.Fact, ...]]]:
+        """Every step of `s` with its facts, in the order of `actions(s)`, in one call: most steps are
+        calls finishing, and those of one state differ from it only in the last two fields, the same for
+        every state with the same running calls and finished results (`_finish_steps`)."""
+        steer = self._steer_actions[s.sent + 1]
+        out = [(steer, *self.step_facts(s, steer))] if s.sent < self.N else []
+        finishes = self._finish_steps.get((s.calls, s.ress))
+        if finishes is None:
+            finishes = self._finish_steps_of(s)
+        if finishes:
+            head = s[:11]
+            out += [(a, _new(TeachingState, head + tail), facts) for a, tail, facts in finishes]
+        agent = self._agent_action(s)
+        if agent is not None:
+            out.append((agent, *self.step_facts(s, agent)))
+        return out
+
+    def _finish_steps_of(self, s: TeachingState) -> tuple[tuple[Action, tuple, tuple[F.Fact, ...]], ...]:
+        """Per call running in `s`, its finishing action, the last two fields it leaves and its facts."""
+        steps = []
+        for a in self._finishing_actions(s.calls):
+            t = self._finish(s, a.args[0])
+            facts = self._finish_facts[a.args[0]]
+            steps.append((a, t[11:], self._first_finish_facts(s, a, t) if facts is None else facts))
+        finishes = self._finish_steps[s.calls, s.ress] = tuple(steps)
+        return finishes
+
+    def _first_finish_facts(self, s: TeachingState, a: Action, t: TeachingState) -> tuple[F.Fact, ...]:
+        """The facts of call `a.args[0]` finishing, which depend on the call alone: observed once (none,
+        as it happens: the agent records a result when it collects it)."""
+        facts = self._finish_facts[a.args[0]] = self._observed_facts(s, a, t)
+        return facts
+
     def step_facts(self, s: TeachingState, a: Action) -> tuple[TeachingState, tuple[F.Fact, ...]]:
         """The step with its facts, without building its events: the facts of a step depend on the
         action and on at most one bit of the states (`_facts_key`), so each such pair is observed once;
         those of a call finishing, most steps, on the call alone, so they are kept by the call's index."""
         if a.kind == "tool.finish":
-            j = a.args[0]
-            t = self._finish(s, j)
-            facts = self._finish_facts[j]
-            if facts is None:
-                facts = self._finish_facts[j] = self._observed_facts(s, a, t)
-            return t, facts
+            t = self._finish(s, a.args[0])
+            facts = self._finish_facts[a.args[0]]
+            return t, self._first_finish_facts(s, a, t) if facts is None else facts
         t = self.next_state(s, a)
         key = (a, _facts_key(s, a, t))
         facts = self._facts_memo.get(key)

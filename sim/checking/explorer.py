@@ -155,7 +155,7 @@ class Explorer:
         if options.symmetry and not self.symmetry:
             self.notes.append("symmetry reduction off: the model declares no symmetry")
         self.judged = (*(p.state for p in self.product.sometimes), *(p.state for p in self.product.state_props))
-        self.unreached = self._unreached()
+        self._track_unreached(self._unreached())
         # each state is judged by the state properties once, when first reached, not on every step that
         # reaches it; under symmetry the visited set holds a representative, and every state reached is judged
         self.judge_targets = not self.symmetry
@@ -163,6 +163,12 @@ class Explorer:
     def _unreached(self) -> list:
         """The sometimes-properties no state has satisfied yet: the only ones a new state is judged by."""
         return [p for p in self.product.sometimes if self.results[p.name].status != "reached"]
+
+    def _track_unreached(self, unreached: list) -> None:
+        """`unreached`, with the predicates a search asks of every new state first (`reaching`)."""
+        self.unreached = unreached
+        holds = self.product.sometimes_predicates
+        self.reaching = tuple(holds[prop.name] for prop in unreached)
 
     # ------------------------------------------------------------------ search
     def run_interruptible(self, resumed: Frontier | None = None, seconds_before: float = 0.0) -> CheckResult:
@@ -194,7 +200,7 @@ class Explorer:
         started = time.monotonic() - seconds_before
         product, opts = self.product, self.options
         frontier = Frontier(lifo=opts.strategy != "bfs") if resumed is None else resumed
-        self.unreached = self._unreached()
+        self._track_unreached(self._unreached())
         for k, init in enumerate(product.init_states() if resumed is None else ()):
             key = self._key(init)
             if key in self.visited:
@@ -298,12 +304,27 @@ class Explorer:
             judge_every=not self.judge_targets, every=every)
         self.transitions += count
         append, child_depth = frontier.append, depth + 1
+        # a new state is judged in one pass over the unwrapped predicates: the sometimes-properties not
+        # yet reached and, where the search left it to here, the state properties; only a state one of
+        # them flags (or that raises) is judged again, property by property (`_judge_state`)
+        judging = self.product.state_predicates if self.judge_targets else ()
         for k, code, target, violations in found:  # the steps that reach a new state or break a property
             if violations:
                 self._record_violations(index, k, violations)
             if target is not None:
                 self._record_state(code, index, k, child_depth, target)
-                self._judge_state(code, target, index)
+                model_state, suspect = target[0], False
+                try:
+                    for holds in self.reaching:
+                        if holds(model_state):
+                            suspect = True
+                    for judge in judging:
+                        if not judge(model_state):
+                            suspect = True
+                except Exception:
+                    suspect = True
+                if suspect:
+                    self._judge_state(code, target, index)
                 append((code, target, child_depth))
         if every is not None and self.track_graph:  # recording a state may have dropped the graph
             self._record_edges(index, every)
@@ -386,28 +407,17 @@ class Explorer:
     def _judge_state(self, index: int, state: PState, via: int | None) -> None:
         """Judge state `index`, just reached (`via` its parent's index; None for an initial state), by
         the sometimes-properties not yet reached and, unless the step that reached it judged them
-        (`judge_targets`), by the state properties."""
+        (`judge_targets`), by the state properties, property by property: a search calls it only for a
+        state that one pass over the unwrapped predicates found suspect (`_expand`)."""
         product = self.product
-        unreached = self.unreached
-        if unreached:
-            model_state = state[0]
-            holds = product.sometimes_predicates
-            try:  # most states reach none: one pass over the unwrapped predicates tells
-                for prop in unreached:
-                    if holds[prop.name](model_state):
-                        break
-                else:
-                    unreached = ()
-            except Exception:  # judged again through the guarded predicates, which name the property
-                pass
-        if unreached:
-            reached = [prop for prop in unreached if prop.state(model_state)]
-            for prop in reached:
-                result = self.results[prop.name]
-                result.status = "reached"
-                result.counterexample = self._path(index)
-            if reached:
-                self.unreached = [p for p in self.unreached if p not in reached]
+        model_state = state[0]
+        reached = [prop for prop in self.unreached if prop.state(model_state)]
+        for prop in reached:
+            result = self.results[prop.name]
+            result.status = "reached"
+            result.counterexample = self._path(index)
+        if reached:
+            self._track_unreached([p for p in self.unreached if p not in reached])
         if (via is None or self.judge_targets) and product.state_props:
             for violation in product.state_violations(state):
                 self._record_violation_at(index, violation)

@@ -180,7 +180,7 @@ class Model(Protocol[S]):
 
 DEFAULT_TIMING: Mapping[str, Any] = MappingProxyType({"default": {"dist": "exponential", "mean": 1.0}})
 OPTIONAL_HOOKS = ("is_local", "symmetry", "vector_kernel", "match_event", "render_state", "judge_recorded",
-                  "step_facts")
+                  "step_facts", "successor_facts")
 
 
 class ModelBase(ABC, Generic[S]):
@@ -203,8 +203,11 @@ class ModelBase(ABC, Generic[S]):
     replay (its findings). `step_facts(state, action)`: the step with the facts of its events, `(next,
     facts)` or None, without building the native events, which a check never shows unless a trace or a
     counterexample needs them; a model whose events are costly to build (payloads, formatted ids)
-    offers it, and it must give exactly `step`'s next state and the facts of `step`'s events. The
-    engines call it when no step property reads events (`Always(with_events=True)`)."""
+    offers it, and it must give exactly `step`'s next state and the facts of `step`'s events.
+    `successor_facts(state)`: every step of `state` with its facts at once, one `(action, next, facts)`
+    per action of `actions(state)` in that order (next None for a no-op), for a model whose steps of one
+    state share work; it must agree with `actions` and `step_facts`, and a search calls it in their
+    place. The engines call both when no step property reads events (`Always(with_events=True)`)."""
 
     name: str = ""
     fair_actors: Sequence[str] = ()
@@ -217,6 +220,7 @@ class ModelBase(ABC, Generic[S]):
     # a model whose traces record a real peer's messages judges them again on replay (its findings)
     judge_recorded: Callable[[Any], Sequence[Any]] | None = None
     step_facts: Callable[[Any, Action], tuple[Any, Sequence[Fact]] | None] | None = None
+    successor_facts: Callable[[Any], Sequence[tuple[Action, Any, Sequence[Fact]]]] | None = None
 
     def __init__(self, params: Mapping[str, Any] | None = None, bug: str | None = None) -> None:
         self.params = dict(params or {})

@@ -8,13 +8,13 @@ verdicts: a simulated trace is a path of the explored graph by construction.
 `step` gives a whole transition, with its native events, for traces and counterexamples; `moves` gives
 what a search needs of every step of a state, once per state: the target and the violations; `search`
 looks each target up in the explorer's visited set in the same pass, and hands back only the steps that
-reach a new state or break a property. It asks
-the model for facts without native events where the model offers that (`ModelBase.step_facts`) and
-no step property reads events, steps each monitor once per (monitor state, fact) pair
-(`sim.core.monitors.StepMemo`, which the vector engine reads too) and remembers the whole monitor
-vector's step per (monitor states, facts), so that a step whose facts met the same monitor states
-before costs one lookup; step properties get the transition's events, so no property has to step the
-model again.
+reach a new state or break a property. It asks the model for facts without native events where the
+model offers that (`ModelBase.successor_facts` for every step of a state in one call,
+`ModelBase.step_facts` for one) and no step property reads events, steps each monitor once per (monitor
+state, fact) pair (`sim.core.monitors.StepMemo`, which the vector engine reads too) and remembers the
+whole monitor vector's step per (monitor states, facts), so that a step whose facts met the same monitor
+states before costs one lookup; step properties get the transition's events, so no property has to step
+the model again.
 """
 
 from __future__ import annotations
@@ -144,7 +144,7 @@ class Product:
         self._check_kinds(model)
         self._state_judges = tuple((p.name, p.state, p.doc or f"{p.name} does not hold")
                                    for p in raw if p.state is not None)
-        self._state_predicates = tuple(judge for _, judge, _ in self._state_judges)
+        self.state_predicates = tuple(judge for _, judge, _ in self._state_judges)
         # each sometimes-property with its predicate unwrapped, for a search that judges every new state
         self.sometimes_predicates = {p.name: p.state for p in own if isinstance(p, Sometimes)}
         # per action kind met, the step properties that judge its steps (`_judges_of`), and per kind and
@@ -153,6 +153,7 @@ class Product:
         self._evented: dict[tuple[str, tuple[str, ...]], tuple] = {}
         wants_events = any(p.with_events for p in self._step_props)
         self._step_facts = None if wants_events else model.step_facts
+        self._successor_facts = None if wants_events else model.successor_facts
         names = [info.name for info in self.property_infos()]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
@@ -179,7 +180,7 @@ class Product:
         one (or raises) judged again, property by property, to name what it broke."""
         state = pstate[0]
         try:
-            for judge in self._state_predicates:
+            for judge in self.state_predicates:
                 if not judge(state):
                     break
             else:
@@ -252,10 +253,13 @@ class Product:
         return tuple(found)
 
     def actions(self, pstate: PState) -> Sequence[Action]:
+        return self._actions_of(pstate[0])
+
+    def _actions_of(self, state: Hashable) -> Sequence[Action]:
         try:
-            return self._actions(pstate[0])
+            return self._actions(state)
         except Exception as broken:
-            raise model_error(broken, pstate[0], what="actions()") from broken
+            raise model_error(broken, state, what="actions()") from broken
 
     def step(self, pstate: PState, action: Action) -> Transition | None:
         """The whole transition, native events included."""
@@ -265,14 +269,14 @@ class Product:
     def moves(self, pstate: PState) -> list[Move]:
         """Every step enabled in `pstate`, as a search needs it (no native events where the model can
         give its facts without them)."""
-        return self._steps(pstate, self.actions(pstate), whole=False)
+        return self._steps(pstate, None, whole=False)
 
     def search_moves(self, pstate: PState) -> list[tuple[int, Action, PState, tuple[Violation, ...]]]:
         """`moves` for a search that judges each state by the model's state properties once, when it
         first reaches it (`state_violations`): the states reached are not judged here, where `moves`
         judges a state again on every step that reaches it, and each move is a plain tuple of a Move's
         fields, which costs less to build."""
-        return self._steps(pstate, self.actions(pstate), whole=False, search=True)
+        return self._steps(pstate, None, whole=False, search=True)
 
     def search(self, pstate: PState, seen: dict[Hashable, int], fired: dict[str, int], *,
                key: Callable[[PState], Hashable] | None = None, judge_every: bool = False,
@@ -287,43 +291,65 @@ class Product:
         one lookup and build nothing. The states reached are judged by the state properties here only
         when `judge_every` (under symmetry `seen` holds a representative, and each state reached must be
         judged); otherwise the search judges each new state once."""
-        return self._steps(pstate, self.actions(pstate), whole=False, search=not judge_every,
-                           seen=(seen, fired, key, every))
+        return self._steps(pstate, None, whole=False, search=not judge_every, seen=(seen, fired, key, every))
 
-    def _steps(self, pstate: PState, actions: Sequence[Action], whole: bool, search: bool = False,
-               seen: tuple | None = None) -> Any:
-        """The steps of `actions` from `pstate` (no-ops left out): Transitions when `whole`, else Moves
-        (as plain tuples, the states reached not judged by the state properties, when `search`), for
-        which the model's `step_facts` stands in for `step` where it may; given `seen` (the arguments of
-        `search`), what `search` returns."""
-        state, mstates = pstate
+    def _successors(self, state: Hashable, actions: Sequence[Action] | None, whole: bool
+                    ) -> tuple[Sequence[tuple[Action, Any, tuple[Fact, ...]]], list[tuple[Event, ...]] | None]:
+        """`(action, next, facts)` per action of `actions` (None: every action enabled in `state`), next
+        None for a no-op, and the native events of each when they were built (None when not), step by step:
+        from `step_facts` where it may stand in, else (for a whole transition or a step property that
+        reads events) from `step`."""
+        if actions is None:
+            actions = self._actions_of(state)
         fast = None if whole else self._step_facts
-        stepper = fast or self.model.step
-        to_facts = self.model.facts
-        followed = self._followed
-        judges, judges_of, evented_by = self._judges, self._judges_of, self._evented
-        state_judges = () if search else self._state_predicates
-        out: list = []
-        append = out.append
-        visited, fired, key, every = seen or (None, None, None, None)
-        count, fresh = 0, len(visited) if visited is not None else 0  # `fresh`: the code a new target gets
-        events: tuple[Event, ...] = ()  # none where `step_facts` stands in for `step`
-        for position, action in enumerate(actions):
+        stepper, to_facts = fast or self.model.step, self.model.facts
+        steps: list[tuple[Action, Any, tuple[Fact, ...]]] = []
+        events_at: list[tuple[Event, ...]] | None = None if fast else []
+        for action in actions:
             try:
                 taken = stepper(state, action)
                 if taken is None:
-                    continue
-                if fast is None:
+                    nxt, facts, events = None, (), ()
+                elif fast is None:
                     nxt, events = taken
                     events = tuple(events)
                     facts = tuple([f for e in events for f in to_facts(e)])
                 else:
                     nxt, facts = taken
-                    if type(facts) is not tuple:
-                        facts = tuple(facts)
             except Exception as broken:
                 raise model_error(broken, state, action) from broken
+            steps.append((action, nxt, facts))
+            if events_at is not None:
+                events_at.append(events)
+        return steps, events_at
+
+    def _steps(self, pstate: PState, actions: Sequence[Action] | None, whole: bool, search: bool = False,
+               seen: tuple | None = None) -> Any:
+        """The steps of `actions` from `pstate` (None: of every action enabled there; no-ops left out):
+        Transitions when `whole`, else Moves (as plain tuples, the states reached not judged by the state
+        properties, when `search`); given `seen` (the arguments of `search`), what `search` returns."""
+        state, mstates = pstate
+        batch = self._successor_facts if actions is None and not whole else None
+        if batch is None:
+            steps, events_at = self._successors(state, actions, whole)
+        else:  # the model's steps in one call, most of a search's cost where the model offers it
+            try:
+                steps, events_at = batch(state), None
+            except Exception as broken:
+                raise model_error(broken, state, what="successor_facts()") from broken
+        followed = self._followed
+        judges, judges_of, evented_by = self._judges, self._judges_of, self._evented
+        state_judges = () if search else self.state_predicates
+        out: list = []
+        append = out.append
+        visited, fired, key, every = seen or (None, None, None, None)
+        count, fresh = 0, len(visited) if visited is not None else 0  # `fresh`: the code a new target gets
+        for position, (action, nxt, facts) in enumerate(steps):
+            if nxt is None:
+                continue
             if facts:
+                if type(facts) is not tuple:
+                    facts = tuple(facts)
                 try:
                     hit = followed.get((mstates, facts))
                 except TypeError:  # an unhashable fact: `_follow` says so
@@ -344,6 +370,7 @@ class Product:
             if due or state_judges:  # most steps of a search: no property judges their kind
                 suspect = False
                 plain, evented = due or ((), ())
+                events = () if events_at is None else events_at[position]  # none where facts stand in
                 if evented is None:
                     names = tuple([event.name for event in events])
                     evented = evented_by.get((kind, names))
@@ -353,7 +380,7 @@ class Product:
                     for judge in plain:
                         if not judge(state, action, nxt):
                             suspect = True
-                    for judge in evented:  # none where `step_facts` stands in for `step`
+                    for judge in evented:
                         if not judge(state, action, nxt, events):
                             suspect = True
                     for judge in state_judges:  # none in a search's moves
@@ -385,7 +412,7 @@ class Product:
             if search:
                 append((position, action, target, verdicts))
             elif whole:
-                append(_tuple(Transition, (action, target, events, facts, verdicts)))
+                append(_tuple(Transition, (action, target, events_at[position], facts, verdicts)))
             else:
                 append(_tuple(Move, (position, action, target, verdicts)))
         return out if visited is None else (count, out)
