@@ -155,6 +155,23 @@ def test_the_teaching_check_is_the_same_with_and_without_step_facts_and_successo
     assert summaries[0] == summaries[1] == summaries[2]
 
 
+def test_a_subclass_that_changes_the_steps_below_the_hooks_is_stepped_the_plain_way() -> None:
+    class NoSteers(TeachingModel):  # overrides `actions` under teaching's successor_facts
+        def actions(self, s):
+            return [a for a in super().actions(s) if a.kind != "user.steer"]
+
+    class Plain(NoSteers):
+        successor_facts = step_facts = None
+
+    def summary(model):
+        r = check(model(3, 3, 2, 3), CheckOptions(engine="generic"))
+        return r.states, r.transitions, r.coverage.fired
+
+    assert summary(NoSteers) == summary(Plain)
+    assert summary(NoSteers) != summary(TeachingModel)
+    assert ("user.steer", 0) in summary(NoSteers)[2]
+
+
 def test_a_successor_facts_that_raises_is_named_with_the_state() -> None:
     class Broken(TeachingModel):
         def successor_facts(self, s):

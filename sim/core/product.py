@@ -152,8 +152,8 @@ class Product:
         self._judges: dict[str, tuple[tuple, tuple | None] | tuple[()]] = {}
         self._evented: dict[tuple[str, tuple[str, ...]], tuple] = {}
         wants_events = any(p.with_events for p in self._step_props)
-        self._step_facts = None if wants_events else model.step_facts
-        self._successor_facts = None if wants_events else model.successor_facts
+        self._step_facts = None if wants_events else _standing(model, "step_facts")
+        self._successor_facts = None if wants_events else _standing(model, "successor_facts")
         names = [info.name for info in self.property_infos()]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
@@ -472,6 +472,28 @@ class Product:
             fair = any(fnmatchcase(actor, pattern) for pattern in self.fair_patterns)
             self._fair_cache[actor] = actor if fair else None
         return self._fair_cache[actor]
+
+
+# what each fast-path hook must agree with: a subclass that overrides one of these below the class that
+# defines the hook (a test's model with an action switched off, say) has changed what the hook would have
+# to give, so the hook no longer speaks for the model and the search steps it the plain way
+_STANDS_IN_FOR = {"step_facts": ("step", "next_state", "observe", "facts"),
+                  "successor_facts": ("actions", "step", "next_state", "observe", "facts", "step_facts")}
+
+
+def _standing(model: Any, hook: str) -> Any:
+    """The model's `hook`, or None when it has none or a subclass below its definition overrides
+    what it stands in for (the model's own: an adapted model's classes are its inner model's). A hook set
+    on the instance itself is its author's word and stands."""
+    found = getattr(model, hook, None)
+    if found is None:
+        return None
+    mro = type(model.inner if type(model) is AdaptedModel else model).__mro__
+    depth = {name: next((at for at, cls in enumerate(mro) if name in vars(cls)), len(mro))
+             for name in (hook, *_STANDS_IN_FOR[hook])}
+    if depth[hook] < len(mro) and any(depth[name] < depth[hook] for name in _STANDS_IN_FOR[hook]):
+        return None
+    return found
 
 
 def _guarded(prop: Property) -> Property:
