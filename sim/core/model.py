@@ -207,7 +207,9 @@ class ModelBase(ABC, Generic[S]):
     `successor_facts(state)`: every step of `state` with its facts at once, one `(action, next, facts)`
     per action of `actions(state)` in that order (next None for a no-op), for a model whose steps of one
     state share work; it must agree with `actions` and `step_facts`, and a search calls it in their
-    place. The engines call both when no step property reads events (`Always(with_events=True)`)."""
+    place. A subclass that overrides what a hook stands in for, below the class that defines the hook,
+    is stepped without it (`sim.core.product`). The engines call both when no step property reads
+    events (`Always(with_events=True)`)."""
 
     name: str = ""
     fair_actors: Sequence[str] = ()
