@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 CLIENT_RULES: Mapping[str, str] = {
@@ -25,6 +26,23 @@ CLIENT_RULES: Mapping[str, str] = {
                                           "parent's lane",
     "client-steer-newest-response": "the client never steers a response after it has used that response's "
                                     "successor",
+}
+
+# The type of the one client frame each rule judges (`judge` reads no other frame for it).
+RULE_FRAMES: Mapping[str, str] = {
+    "client-no-resend-accepted": "response.steer",
+    "client-no-stream-id-on-steer": "response.steer",
+    "client-no-automatic-continuation": "response.create",
+    "client-one-continuation-per-parent": "response.create",
+    "client-continuation-on-parent-lane": "response.create",
+    "client-steer-newest-response": "response.steer",
+}
+
+# The fields of a `ClientView` that `judge` reads for each type of frame: a view made for frames of some
+# types needs only theirs.
+VIEW_FIELDS: Mapping[str, tuple[str, ...]] = {
+    "response.steer": ("unresolved", "superseded"),
+    "response.create": ("lanes", "automatic", "awaiting", "continued"),
 }
 
 # The documented sentence each obligation comes from (seed page "Mid-turn steering", SDK 3.51.0 docstrings).
@@ -60,7 +78,15 @@ def rule_text(rule: str) -> str:
 
 def canonical_input(value: Any) -> str:
     """Steer inputs compare by their canonical JSON, so a resend is recognised whatever its key order."""
+    if isinstance(value, str):
+        return _canonical_text(value)
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+@lru_cache(maxsize=1024)
+def _canonical_text(text: str) -> str:
+    """A text input's canonical JSON: a check judges the same few texts on every steer it takes."""
+    return json.dumps(text)
 
 
 @dataclass(frozen=True)

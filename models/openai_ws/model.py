@@ -32,12 +32,12 @@ warm-up responses), A17 (no early continuation).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from operator import attrgetter
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from models.openai_ws import wire
 from models.openai_ws.facts import facts
+from models.openai_ws.identity import ByIdentity
 from models.openai_ws.matching import frame_matches
 from models.openai_ws.spec import ACTION_KINDS, DEFAULT_TIMING
 from models.openai_ws.state import (
@@ -66,7 +66,15 @@ from sim.core import facts as F
 from sim.core.model import Action, Event, ModelBase, Property
 
 CLIENT, SERVER, CONNECTION = "client", "server", "connection"
+CONTINUATION_BUGS = ("continue-automatic-parent", "continue-twice")  # where `_buggy_continuation` may hold
+REMEMBERED_STEPS_LIMIT = 1 << 16  # steps remembered (`_remembered_steps`); a larger check starts again from none
+Footprint = tuple[tuple[int, ...], tuple[int, ...]]  # response indices and steer numbers
+# What a remembered step does: the responses and steers of its footprint it changed (position, new
+# value), those it appends, the state's other fields after it, and its events.
+StepChange = tuple[tuple[tuple[int, Response], ...], tuple[Response, ...], tuple[tuple[int, Steer], ...],
+                   tuple[Steer, ...], tuple[int, bool, tuple[bool, ...], tuple[int, ...], int], tuple[Event, ...]]
 INTERNAL = "server"  # internal bookkeeping events go from the server to itself
+_event_facts: ByIdentity[Event, list[F.Fact]] = ByIdentity(facts)  # a remembered step's events recur
 
 
 class OpenAIWsModel(ModelBase):
@@ -80,6 +88,8 @@ class OpenAIWsModel(ModelBase):
         super().__init__(params, bug)
         self.p = self.params
         self.lanes = self.p["lanes"]
+        self._remembered_steps: dict[tuple, StepChange] = {}
+        self._creates_of: dict[tuple[bool, ...], tuple[Action, ...]] = {}
 
     # ------------------------------------------------------------------ naming helpers
     def stream_id(self, lane: int) -> str | None:
@@ -106,21 +116,68 @@ class OpenAIWsModel(ModelBase):
         return [WsState(conn=0, connected=True, rooted=(False,) * self.lanes)]
 
     def actions(self, s: WsState) -> list[Action]:
+        """The client's actions, then the server's on each response of this connection, then a drop: in
+        one pass over the responses, which every state of a check pays for."""
+        if not s.connected:
+            return [Action(CLIENT, "client.reconnect", (s.conn + 1,))]
         out = self._client_actions(s)
+        server: list[Action] = []
+        conn, queued, buggy = s.conn, False, self.bug in CONTINUATION_BUGS
         for index, r in enumerate(s.responses):
-            if r.conn == s.conn and s.connected:
-                out.extend(self._server_actions(s, index, r))
-        if s.connected and s.conn < self.p["reconnects"] and self._outstanding(s):
+            if r.conn != conn:
+                continue
+            if (r.next == WAITING and not r.answered) or (buggy and self._buggy_continuation(s, index)):
+                out.append(Action(CLIENT, "client.tool_output", (index,)))
+            if r.status == IN_PROGRESS or r.next != ENDED:  # an ended response offers the server nothing
+                server.extend(self._server_actions(s, index, r))
+            queued = queued or bool(r.queue)
+        out.extend(server)
+        if conn < self.p["reconnects"] and queued:  # only then does a drop lose steering input (R14)
             out.append(Action(CONNECTION, "fault.disconnect"))
         return out
 
     def step(self, s: WsState, a: Action) -> tuple[WsState, tuple[Event, ...]]:
+        footprint = FOOTPRINTS.get(a.kind)
+        if footprint is None:
+            return self._built_step(s, a)
+        return self._remembered_step(s, a, footprint(s, a))
+
+    def _built_step(self, s: WsState, a: Action) -> tuple[WsState, tuple[Event, ...]]:
+        """The step as `_Step` takes it, part by part."""
         step = _Step(self, s)
         handler = getattr(step, a.kind.replace(".", "_"), None)
         if handler is None:
             raise ValueError(f"openai-ws model has no action kind {a.kind!r}")
         handler(*a.args)
         return step.state(), tuple(step.events)
+
+    def _remembered_step(self, s: WsState, a: Action, footprint: Footprint) -> tuple[WsState, tuple[Event, ...]]:
+        """A step from what the action did before in a state that agreed with `s` on the responses and
+        steers of the step's footprint (`FOOTPRINTS`), the numbers of responses and steers and every
+        other field: most steps of a check meet such a state, and building the events costs more than
+        the whole rest of the step. The events are shared, as events may be (`Event.data` is never
+        changed once built); a response the step leaves alone stays the same object."""
+        indices, numbers = footprint
+        key = (a, footprint, s.conn, s.connected, s.rooted, s.carry, s.conn_seq, len(s.responses), len(s.steers),
+               tuple(map(s.responses.__getitem__, indices)), tuple(map(s.steers.__getitem__, numbers)))
+        done = self._remembered_steps.get(key)
+        if done is None:
+            if len(self._remembered_steps) >= REMEMBERED_STEPS_LIMIT:
+                self._remembered_steps.clear()
+            done = self._remembered_steps[key] = self._change_of(s, a, footprint)
+        changed, added, changed_steers, added_steers, rest, events = done
+        conn, connected, rooted, carry, conn_seq = rest
+        responses, steers = _changed(s.responses, changed, added), _changed(s.steers, changed_steers, added_steers)
+        return WsState(conn, connected, rooted, responses, steers, carry, conn_seq), events
+
+    def _change_of(self, s: WsState, a: Action, footprint: Footprint) -> StepChange:
+        """What the step does, as `_remembered_step` keeps it (the step changes nothing off its footprint)."""
+        t, events = self._built_step(s, a)
+        indices, numbers = footprint
+        changed = tuple((i, t.responses[i]) for i in dict.fromkeys(indices) if t.responses[i] is not s.responses[i])
+        changed_steers = tuple((n, t.steers[n]) for n in dict.fromkeys(numbers) if t.steers[n] is not s.steers[n])
+        return (changed, t.responses[len(s.responses) :], changed_steers, t.steers[len(s.steers) :],
+                (t.conn, t.connected, t.rooted, t.carry, t.conn_seq), events)
 
     def events(self, s: WsState, a: Action) -> tuple[Event, ...]:
         """The events of a transition (what a served session compares a real client's frame with)."""
@@ -130,8 +187,17 @@ class OpenAIWsModel(ModelBase):
         """A recorded client frame matches the model's by structure (`matching.frame_matches`)."""
         return frame_matches(expected, observed)
 
+    def render_state(self, s: WsState) -> dict[str, Any]:
+        """The state's fields, each response and steer as the mapping of its own fields (as named
+        tuples they would show as bare lists of values)."""
+        view = s._asdict()
+        view["responses"] = tuple(r._asdict() for r in s.responses)
+        view["steers"] = tuple(st._asdict() for st in s.steers)
+        return view
+
     def facts(self, event: Event) -> list[F.Fact]:
-        return facts(event)
+        """The event's facts (`models.openai_ws.facts`), read once per event object (`_event_facts`)."""
+        return _event_facts(event)
 
     def judge_recorded(self, trace: Any) -> list[Any]:
         """`steersim replay` of a served session: judge the real client's recorded frames again, as the
@@ -150,22 +216,27 @@ class OpenAIWsModel(ModelBase):
 
     # ------------------------------------------------------------------ enabled actions
     def _client_actions(self, s: WsState) -> list[Action]:
-        if not s.connected:
-            return [Action(CLIENT, "client.reconnect", (s.conn + 1,))]
-        out = [Action(CLIENT, "client.create", (lane, tools)) for lane in range(self.lanes) if not s.rooted[lane]
-               for tools in self.tool_choices()]
-        out.extend(Action(CLIENT, "client.followup", (parent,)) for parent in self.followup_parents(s))
+        """The client's creates, followups and steers on the open connection (`actions` adds its tool
+        outputs)."""
+        out = list(self._creates(s.rooted))
+        if self.p["followups"]:
+            out.extend(Action(CLIENT, "client.followup", (parent,)) for parent in self.followup_parents(s))
         if len(s.steers) < self.p["steers"]:
             validity = (True, False) if self.p["invalid_input"] else (True,)
             for target in self.steer_targets(s):
                 for text in self._texts(s):
                     for valid in validity:
                         out.append(Action(CLIENT, "client.steer", (target, text, valid)))
-        for index, r in enumerate(s.responses):
-            due = r.next == WAITING and not r.answered
-            if r.conn == s.conn and (due or self._buggy_continuation(s, index)):
-                out.append(Action(CLIENT, "client.tool_output", (index,)))
         return out
+
+    def _creates(self, rooted: tuple[bool, ...]) -> tuple[Action, ...]:
+        """The roots the client may create: the same few for every state with the same rooted lanes."""
+        creates = self._creates_of.get(rooted)
+        if creates is None:
+            creates = self._creates_of[rooted] = tuple(
+                Action(CLIENT, "client.create", (lane, tools)) for lane in range(self.lanes) if not rooted[lane]
+                for tools in self.tool_choices())
+        return creates
 
     def _buggy_continuation(self, s: WsState, index: int) -> bool:
         """Bug `continue-automatic-parent`: the client also continues a parent whose queued steers the
@@ -261,14 +332,61 @@ class OpenAIWsModel(ModelBase):
         """Some queued steer has not had its one pending notification yet (R10)."""
         return not r.answered and any(s.steers[n].status == ACCEPTED for n in r.queue)
 
-    def _outstanding(self, s: WsState) -> bool:
-        """A steer is queued on the current connection: only then does a drop lose steering input (R14),
-        so the model drops the connection only then, which keeps the state space small."""
-        return any(r.conn == s.conn and r.queue for r in s.responses)
+
+def _target(s: WsState, a: Action) -> Footprint:
+    """The response the action names: all that a step of its kind reads and changes of the responses
+    and steers, besides a steer it appends."""
+    return (a.args[0],), ()
 
 
-_response_fields = attrgetter(*Response.__slots__)  # a Response's fields as a tuple, read in C
-RESPONSE_FIELD = {name: k for k, name in enumerate(Response.__slots__)}
+def _queue(s: WsState, a: Action) -> Footprint:
+    """The response the action names and the steers queued at it, which the step commits or notifies."""
+    return (a.args[0],), s.responses[a.args[0]].queue
+
+
+def _queue_targets(s: WsState, a: Action) -> Footprint:
+    """`_queue`, and the responses those steers were aimed at: their failures are numbered in the
+    sequence scope of each (A10)."""
+    queue = s.responses[a.args[0]].queue
+    return (a.args[0], *(s.steers[n].target for n in queue)), queue
+
+
+def _connection(s: WsState, a: Action) -> Footprint:
+    """Every response of the connection and the steers queued at them: a drop ends them all."""
+    indices = tuple(i for i, r in enumerate(s.responses) if r.conn == s.conn)
+    return indices, tuple(n for i in indices for n in s.responses[i].queue)
+
+
+# Per kind of action, the responses and steers its step reads and changes (the step adds responses and
+# steers after them and reads the state's other fields, but touches no other response or steer): its
+# steps are remembered by them (`OpenAIWsModel._remembered_step`). The kinds left out are rare.
+FOOTPRINTS: Mapping[str, Callable[[WsState, Action], Footprint]] = {
+    "client.steer": _target,
+    "client.tool_output": _queue,
+    "server.item": _target,
+    "server.item_done": _target,
+    "tool.finish": _target,
+    "server.complete": _target,
+    "server.interrupt": _target,
+    "server.fail": _queue_targets,
+    "server.successor": _queue,
+    "server.successor_fails": _queue_targets,
+    "server.pending": _queue,
+    "fault.disconnect": _connection,
+}
+
+
+def _changed(values: tuple, changed: tuple[tuple[int, Any], ...], added: tuple) -> tuple:
+    """`values` with the changed positions replaced and `added` appended: the same tuple when neither."""
+    if changed:
+        out = list(values)
+        for position, value in changed:
+            out[position] = value
+        return (*out, *added)
+    return values + added if added else values
+
+
+RESPONSE_FIELD = {name: k for k, name in enumerate(Response._fields)}
 
 
 class _Step:
@@ -294,10 +412,10 @@ class _Step:
 
     # ------------------------------------------------------------------ helpers
     def update(self, index: int, **changes: Any) -> Response:
-        values = list(_response_fields(self.responses[index]))
+        values = list(self.responses[index])
         for name, value in changes.items():
             values[RESPONSE_FIELD[name]] = value
-        self.responses[index] = Response(*values)
+        self.responses[index] = Response._make(values)
         return self.responses[index]
 
     def seq(self, index: int | None) -> int:

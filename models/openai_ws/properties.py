@@ -9,15 +9,15 @@ configuration (parameters and bug variant) alone. Invariants 1-21 are all expres
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from functools import cache
 from typing import Any
 
 from models.openai_ws import wire
-from models.openai_ws.client import CLIENT_RULES, ClientView, canonical_input, judge
+from models.openai_ws.client import CLIENT_RULES, RULE_FRAMES, VIEW_FIELDS, ClientView, canonical_input, judge
 from models.openai_ws.facts import facts
-from models.openai_ws.spec import ACTION_KINDS
+from models.openai_ws.identity import ByIdentity
 from models.openai_ws.state import (
     ACCEPTED,
     AUTO,
@@ -42,31 +42,32 @@ Params = Mapping[str, Any]
 TERMINAL_EVENTS = ("response.completed", "response.incomplete", "response.failed")
 RESOLVING_EVENTS = ("steer.committed", "response.steer.failed")
 STEER_EVENTS = ("steer.committed", "response.steer.pending", "response.steer.failed")
+LIFECYCLE_EVENTS = ("response.created", "response.in_progress", *TERMINAL_EVENTS)  # those whose data has "response"
+# the server events that carry a sequence_number: every wire event the server sends but the close frame
+SEQUENCED_EVENTS = (*LIFECYCLE_EVENTS, "response.output_item.added", "response.output_item.done",
+                    "response.web_search_call.in_progress", "response.web_search_call.completed",
+                    "response.steer.accepted", "response.steer.pending", "response.steer.failed")
+RESULT_EVENTS = ("response.web_search_call.completed", "response.create", "tool.abandoned")  # tool.result facts
 _UNNAMED = object()  # a lane beyond the configured ones, whose stream id is not in the table
 Trigger = tuple[tuple[str, ...], tuple[str, ...]]  # event names, and action kinds
 
 
+@cache
 def steer_number(steer_id: str) -> int:
+    """The steer a wire id names (few ids, read again on every step that mentions them)."""
     return int(steer_id.removeprefix("steer_"), 16) - 1
 
 
+@cache
 def response_index(response_id: str) -> int:
+    """The response a wire id names (few ids, read again on every step that mentions them)."""
     return int(response_id.removeprefix("resp_")) - 1
 
 
 Events = tuple[Event, ...]
 
 
-_last_groups: list[tuple[Events, dict[str, list[Mapping[str, Any]]]]] = [((), {})]
-
-
-def _groups(events: Events) -> dict[str, list[Mapping[str, Any]]]:
-    """The payloads of a step's events grouped by name, each group in wire order. Every step property
-    of a step is handed the same events tuple, so the grouping is made once per step (and kept with the
-    tuple it was made of) instead of each property scanning the events again."""
-    last = _last_groups[0]
-    if last[0] is events:
-        return last[1]
+def _grouped(events: Events) -> dict[str, list[Mapping[str, Any]]]:
     groups: dict[str, list[Mapping[str, Any]]] = {}
     for event in events:
         group = groups.get(event.name)
@@ -74,8 +75,13 @@ def _groups(events: Events) -> dict[str, list[Mapping[str, Any]]]:
             groups[event.name] = [event.data]
         else:
             group.append(event.data)
-    _last_groups[0] = (events, groups)
     return groups
+
+
+# The payloads of a step's events grouped by name, each group in wire order (read, never changed). Every
+# step property of a step is handed the same events tuple, and a remembered step hands out the same one
+# again, so the grouping is made once per tuple instead of each property scanning the events again.
+_groups: ByIdentity[Events, dict[str, list[Mapping[str, Any]]]] = ByIdentity(_grouped)
 
 
 def _sent(events: Events, names: tuple[str, ...]) -> Sequence[Mapping[str, Any]]:
@@ -85,6 +91,24 @@ def _sent(events: Events, names: tuple[str, ...]) -> Sequence[Mapping[str, Any]]
     if len(present) > 1:
         return [event.data for event in events if event.name in names]
     return groups[present[0]] if present else ()
+
+
+def _numbered_of(events: Events) -> tuple[tuple[str, Mapping[str, Any], int | None], ...]:
+    """The step's events sent to the client with a sequence number, each as its source, its payload
+    and the response the payload names (None: it names none, so it is about the action's)."""
+    return tuple((event.source, event.data, _named_response(event.data)) for event in events
+                 if event.target == "client" and "sequence_number" in event.data)
+
+
+def _named_response(data: Mapping[str, Any]) -> int | None:
+    if "response" in data:
+        return response_index(data["response"]["id"])
+    if "steer" in data:
+        return response_index(data["steer"]["previous_response_id"])
+    return None
+
+
+_numbered = ByIdentity(_numbered_of)  # read by two properties on each step, and again on a remembered one
 
 
 def _queued_steers(s: WsState) -> list[int]:
@@ -115,8 +139,8 @@ class Judge:
     def __init__(self, params: Params) -> None:
         self.p = params
         self._streams = {lane: lane_stream_id(params["stream_ids"], lane) for lane in range(params["lanes"])}
-        self._findings: tuple[tuple[Event, ...], list[str]] = ((), [])
-        self._view: tuple[WsState | None, ClientView | None] = (None, None)
+        self._findings: tuple[tuple[Event, ...], WsState | None, list[str]] = ((), None, [])
+        self._view: tuple[tuple[WsState, tuple[str, ...]] | None, ClientView | None] = (None, None)
 
     def stream_id(self, lane: int) -> str | None:
         stream = self._streams.get(lane, _UNNAMED)
@@ -232,25 +256,16 @@ class Judge:
         return True
 
     def stream_id_echo(self, s: WsState, a: Action, t: WsState, events: Events) -> bool:
-        for event in events:
-            data = event.data
-            if event.source != "server" or event.target != "client" or "sequence_number" not in data:
+        for source, data, named in _numbered(events):
+            if source != "server":
                 continue
-            index = self._about(data, a)
+            index = a.args[0] if named is None else named
             expected = None
             if index is not None and t.responses[index].conn == s.conn:
                 expected = self.stream_id(t.responses[index].lane)
             if data.get("stream_id") != expected:
                 return False
         return True
-
-    def _about(self, data: Any, a: Action) -> int | None:
-        """The response a server event is about."""
-        if "response" in data:
-            return response_index(data["response"]["id"])
-        if "steer" in data:
-            return response_index(data["steer"]["previous_response_id"])
-        return a.args[0]
 
     def eligibility(self, s: WsState, a: Action, t: WsState, events: Events) -> bool:
         if a.kind != "client.steer":
@@ -267,7 +282,7 @@ class Judge:
         before, after = s.responses, t.responses
         # a response the step left alone is the same object in both states
         return len(before) == len(after) and all(
-            x is y or _without_seq(x) == _without_seq(y) for x, y in zip(before, after, strict=True))
+            x is y or x._replace(seq=y.seq) == y for x, y in zip(before, after, strict=True))
 
     def refusal_names_the_parent(self, s: WsState, a: Action, t: WsState, events: Events) -> bool:
         """A steer refused for its parent's state says which one: response_already_completed for a parent
@@ -338,11 +353,8 @@ class Judge:
     def sequence_numbers_increase(self, s: WsState, a: Action, t: WsState, events: Events) -> bool:
         per_scope = self.p["sequence_scope"] == "response"
         last: dict[Any, int] = {}
-        for event in events:
-            data = event.data
-            if event.target != "client" or "sequence_number" not in data:
-                continue
-            index = self._about(data, a)
+        for _, data, named in _numbered(events):
+            index = a.args[0] if named is None else named
             available = index is not None and t.responses[index].conn == s.conn
             scope = index if per_scope and available else "connection"
             floor = s.conn_seq if scope == "connection" else (
@@ -364,23 +376,21 @@ class Judge:
     def _broken_rules(self, s: WsState, events: Events) -> list[str]:
         """The client rules the transition's frames break, judged once per transition for all the
         rules (the engine hands every property of one step the same events). The client's view is made
-        once per state: a search takes every client step of a state one after the other."""
+        once per state and types of frames: a search takes every client step of a state one after the
+        other."""
         findings = self._findings
-        if findings[0] is not events:
+        if findings[0] is not events or findings[1] is not s:
             frames = [e.data for e in events if e.source == "client" and "type" in e.data]
             broken: list[str] = []
             if frames:
+                types = tuple(sorted({frame["type"] for frame in frames}))
                 seen, view = self._view
-                if seen is not s or view is None:
-                    view = view_of_state(self.p, s)
-                    self._view = (s, view)
+                if seen is None or seen[0] is not s or seen[1] != types or view is None:
+                    view = view_of_state(self.p, s, types)
+                    self._view = ((s, types), view)
                 broken = [name for frame in frames for name, _ in judge(view, frame)]
-            findings = self._findings = (events, broken)
-        return findings[1]
-
-
-def _without_seq(r: Any) -> tuple:
-    return tuple(getattr(r, name) for name in type(r).__slots__ if name != "seq")
+            findings = self._findings = (events, s, broken)
+        return findings[2]
 
 
 @cache
@@ -389,20 +399,46 @@ def _steer_input_key(text: int) -> str:
     return canonical_input(wire.steer_text(text))
 
 
-def view_of_state(params: Params, s: WsState) -> ClientView:
-    """What the client had been told in state `s` (the model's side of the client obligations)."""
-    unresolved = tuple(sorted(_steer_input_key(st.text) for st in s.steers
-                              if st.status in UNRESOLVED and st.conn == s.conn))
-    lanes = tuple(sorted((wire.response_id(i), lane_stream_id(params["stream_ids"], r.lane))
-                          for i, r in enumerate(s.responses)))
-    automatic = tuple(wire.response_id(i) for i, r in enumerate(s.responses) if (r.queue and r.next == AUTO)
-                      or (r.successor >= 0 and s.responses[r.successor].origin == "auto"))
-    awaiting = tuple(wire.response_id(i) for i, r in enumerate(s.responses) if r.queue and r.next == WAITING)
-    continued = tuple(sorted({wire.response_id(st.target) for st in s.steers
-                              if st.status == COMMITTED and s.responses[st.target].answered}))
+def view_of_state(params: Params, s: WsState, frames: Collection[str] | None = None) -> ClientView:
+    """What the client had been told in state `s` (the model's side of the client obligations): all of
+    it, or as far as `judge` reads it for client frames of the types `frames` (`VIEW_FIELDS`; the other
+    fields empty)."""
+    wanted = _VIEW_PARTS if frames is None else {name for frame in frames for name in VIEW_FIELDS.get(frame, ())}
+    return ClientView(**{name: _VIEW_PARTS[name](params, s) for name in wanted})
+
+
+def _unresolved(params: Params, s: WsState) -> tuple[str, ...]:
+    return tuple(sorted(_steer_input_key(st.text) for st in s.steers if st.status in UNRESOLVED and st.conn == s.conn))
+
+
+def _lanes(params: Params, s: WsState) -> tuple[tuple[str, str | None], ...]:
+    return tuple(sorted((wire.response_id(i), lane_stream_id(params["stream_ids"], r.lane))
+                        for i, r in enumerate(s.responses)))
+
+
+def _automatic(params: Params, s: WsState) -> tuple[str, ...]:
+    return tuple(wire.response_id(i) for i, r in enumerate(s.responses) if (r.queue and r.next == AUTO)
+                 or (r.successor >= 0 and s.responses[r.successor].origin == "auto"))
+
+
+def _awaiting(params: Params, s: WsState) -> tuple[str, ...]:
+    return tuple(wire.response_id(i) for i, r in enumerate(s.responses) if r.queue and r.next == WAITING)
+
+
+def _continued(params: Params, s: WsState) -> tuple[str, ...]:
+    return tuple(sorted({wire.response_id(st.target) for st in s.steers
+                         if st.status == COMMITTED and s.responses[st.target].answered}))
+
+
+def _superseded(params: Params, s: WsState) -> tuple[str, ...]:
     named = named_responses(s)
-    superseded = tuple(sorted(wire.response_id(i) for i, r in enumerate(s.responses) if r.successor in named))
-    return ClientView(unresolved, lanes, automatic, awaiting, continued, superseded)
+    return tuple(sorted(wire.response_id(i) for i, r in enumerate(s.responses) if r.successor in named))
+
+
+_VIEW_PARTS: Mapping[str, Callable[[Params, WsState], Any]] = {
+    "unresolved": _unresolved, "lanes": _lanes, "automatic": _automatic, "awaiting": _awaiting,
+    "continued": _continued, "superseded": _superseded,
+}
 
 
 def named_responses(s: WsState) -> set[int]:
@@ -494,7 +530,6 @@ def step_invariants(params: Params) -> list[Always]:
 # What each step property reads, where it is not every step: the names of the events it judges (any of
 # them sent makes the step its concern) and the kinds of action it judges; on any other step it holds.
 _STEER = ("client.steer",)
-CLIENT_KINDS = tuple(kind for kind in ACTION_KINDS if kind.startswith("client."))
 STEP_TRIGGERS: Mapping[str, Trigger] = {
     "inv02-no-double-application": (RESOLVING_EVENTS, ()),
     "inv03-failure-id-after-acceptance": (("response.steer.failed",), ()),
@@ -507,16 +542,21 @@ STEP_TRIGGERS: Mapping[str, Trigger] = {
     "inv10-pending-discipline": (("response.steer.pending",), ()),
     "inv11-one-continuation-per-parent": (("response.created",), ()),
     "inv13-connection-locality": (STEER_EVENTS, _STEER),
+    "inv14-stream-id-echo": (SEQUENCED_EVENTS, ()),
     "inv15-eligibility": ((), _STEER),
     "inv16-rejected-steer-no-effect": ((), _STEER),
     "inv17-input-round-trip": (("response.steer.failed",), ()),
     "inv18-output-never-rewritten": (TERMINAL_EVENTS, ()),
+    "inv19-response-lifecycle": (LIFECYCLE_EVENTS, ()),
+    "inv20-sequence-numbers-increase": (SEQUENCED_EVENTS, ()),
     "safe-output-boundary": (("response.incomplete",), ()),
     "inv22-refusal-names-the-parent": ((), _STEER),
     "steer-admission-readings": ((), _STEER),
     "batch-readings": ((), ("server.successor", "client.tool_output")),
     "response-lineage": (("response.created",), ("server.successor", "client.tool_output", "client.followup")),
-    **{rule: ((), CLIENT_KINDS) for rule in CLIENT_RULES},
+    "result-facts": (RESULT_EVENTS, ()),
+    "terminal-events": ((), ("server.complete", "server.interrupt", "server.fail")),
+    **{rule: ((RULE_FRAMES[rule],), ()) for rule in CLIENT_RULES},
 }
 
 

@@ -1,14 +1,15 @@
 """The state of the Responses WebSocket model: the server's responses and the steers the client sent.
 
-Everything is a frozen slotted dataclass of ints, strings, bools and tuples, so that a state's `repr`
-(and with it the explorer's fingerprint) is canonical. Responses and steers are never removed: their
+Everything is a named tuple of ints, strings, bools and tuples, so that a state's `repr` (and with it
+the explorer's fingerprint) is canonical, and building, hashing and comparing one runs in C: a check
+does each for every step it takes. Responses and steers are never removed: their
 index is their identity (`resp_0001`, `steer_…01`), and responses of a dropped connection stay, marked
 `lost`, so that the client can still aim a stale steer at them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 # Response.status: the `status` of the Responses API, plus `lost` for a response whose connection dropped.
 IN_PROGRESS, COMPLETED, INCOMPLETE, FAILED, LOST = "in_progress", "completed", "incomplete", "failed", "lost"
@@ -21,8 +22,7 @@ UNRESOLVED = (ACCEPTED, PENDING)
 DEFAULT_CHAIN = "default"  # the chain of a lane that sends no stream_id
 
 
-@dataclass(frozen=True, slots=True)
-class Response:
+class Response(NamedTuple):
     """One response. `kinds` is its plan of output items (`message`, `function_call`, `web_search_call`),
     `done` how many are finished and `open` whether the next one was added but not finished; `queue` the
     accepted, unresolved steers aimed at it in acceptance order; `next` what follows its terminal event
@@ -59,8 +59,7 @@ class Response:
         return self.done > 0 and self.kinds[self.done - 1] == "function_call"
 
 
-@dataclass(frozen=True, slots=True)
-class Steer:
+class Steer(NamedTuple):
     """One `response.steer` frame that reached the server: its target response, the connection it came
     on, which input text it carried (a resend repeats an earlier one), whether the input was valid, and
     its fate with the error code of a failure."""
@@ -73,8 +72,7 @@ class Steer:
     code: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class WsState:
+class WsState(NamedTuple):
     """`conn` counts connections opened before the current one; `connected` whether it is open;
     `rooted` per lane whether the client created its first response on this connection; `carry` is
     empty unless a bug smuggles steers across a reconnect; `conn_seq` the connection-wide sequence

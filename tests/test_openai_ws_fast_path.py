@@ -1,0 +1,99 @@
+"""The openai-ws model's shortcuts give what the plain computation gives: a step remembered from another
+state (`OpenAIWsModel._remembered_step`) is the step `_Step` builds, and the client's view made for
+some types of frames (`VIEW_FIELDS`) judges those frames as the whole view does, over every reachable
+step of every bug variant; the step routes of `STEP_TRIGGERS` are checked in
+`test_openai_ws_routing.py`. Each check is shown to catch a shortcut that forgets what it depends on."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator
+
+import pytest
+
+from models.openai_ws import SPEC
+from models.openai_ws import client as client_module
+from models.openai_ws.client import judge
+from models.openai_ws.model import FOOTPRINTS, OpenAIWsModel
+from models.openai_ws.properties import view_of_state
+from models.openai_ws.state import WsState
+from sim.core.model import Action, Event
+
+VARIANTS = [None, *sorted(SPEC.bugs)]
+
+
+def steps(model: OpenAIWsModel) -> Iterator[tuple[WsState, Action, WsState, tuple[Event, ...]]]:
+    """Every step of the model's reachable state space, breadth first, as `step` takes it."""
+    seen = set(model.init_states())
+    queue = deque(seen)
+    while queue:
+        state = queue.popleft()
+        for action in model.actions(state):
+            nxt, events = model.step(state, action)
+            yield state, action, nxt, events
+            if nxt not in seen:
+                seen.add(nxt)
+                queue.append(nxt)
+
+
+def step_disagreements(model: OpenAIWsModel) -> list[tuple[WsState, Action]]:
+    """The remembered steps where `step` differs from the step `_Step` builds: in the next state, in which
+    responses stay the same objects (properties rely on it), or in the events."""
+    out = []
+    for state, action, nxt, events in steps(model):
+        if action.kind not in FOOTPRINTS:
+            continue
+        built, built_events = model._built_step(state, action)
+        kept = [a is b for a, b in zip(nxt.responses, state.responses, strict=False)]
+        built_kept = [a is b for a, b in zip(built.responses, state.responses, strict=False)]
+        if (nxt, kept, events) != (built, built_kept, built_events):
+            out.append((state, action))
+    return out
+
+
+@pytest.mark.parametrize("bug", VARIANTS)
+def test_a_remembered_step_is_the_step_built_anew(bug: str | None) -> None:
+    model = SPEC.build({}, bug)
+    assert step_disagreements(model) == []
+    assert len(model._remembered_steps) > 0
+
+
+class _KeyedWithoutTheSequence(dict):
+    """Steps remembered as if the connection's sequence counter (the key's seventh entry) did not
+    matter: a steer refused for a response of an earlier connection is numbered by it."""
+
+    def get(self, key, default=None):
+        return super().get(key[:6] + key[7:], default)
+
+    def __setitem__(self, key, value) -> None:
+        super().__setitem__(key[:6] + key[7:], value)
+
+
+def test_the_agreement_check_sees_steps_remembered_without_the_sequence_counter(monkeypatch) -> None:
+    model = SPEC.build({}, None)
+    monkeypatch.setattr(model, "_remembered_steps", _KeyedWithoutTheSequence())
+    assert step_disagreements(model)
+
+
+def view_disagreements(model: OpenAIWsModel) -> list[tuple[WsState, Action]]:
+    """The client steps whose frames the view made for their types judges otherwise than the whole view."""
+    out = []
+    for state, action, _, events in steps(model):
+        frames = [e.data for e in events if e.source == "client" and "type" in e.data]
+        if not frames:
+            continue
+        whole = view_of_state(model.params, state)
+        part = view_of_state(model.params, state, {frame["type"] for frame in frames})
+        if [judge(whole, frame) for frame in frames] != [judge(part, frame) for frame in frames]:
+            out.append((state, action))
+    return out
+
+
+@pytest.mark.parametrize("bug", VARIANTS)
+def test_a_view_made_for_some_frames_judges_them_as_the_whole_view(bug: str | None) -> None:
+    assert view_disagreements(SPEC.build({}, bug)) == []
+
+
+def test_the_view_check_sees_a_view_that_leaves_out_a_field_the_rules_read(monkeypatch) -> None:
+    monkeypatch.setitem(client_module.VIEW_FIELDS, "response.steer", ("unresolved",))
+    assert view_disagreements(SPEC.build({}, "steer-stale-parent"))
