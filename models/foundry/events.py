@@ -146,13 +146,24 @@ class Observer:
         self.read_facts = read_facts
         self.mine: dict[int, Event] = {}
         self.read: dict[int, Sequence[Fact]] = {}
+        self.shown: dict[int, tuple[Fact, ...]] = {id(NO_EVENTS): ()}
         self.built = lru_cache(maxsize=None, typed=True)(self._build)
 
     def _build(self, what: str, *values: Any) -> tuple[Event, ...]:
         events = tuple(BUILDERS[what](*values))
         for event in events:
             self.mine[id(event)] = event
+        self.shown[id(events)] = self._read_all(events)
         return events
+
+    def facts_of(self, events: Sequence[Event]) -> tuple[Fact, ...]:
+        """The facts of a step's events, in order: looked up for a tuple built here (whose facts were read
+        when it was built), read afresh for any other."""
+        read = self.shown.get(id(events))
+        return self._read_all(events) if read is None else read
+
+    def _read_all(self, events: Sequence[Event]) -> tuple[Fact, ...]:
+        return tuple([fact for event in events for fact in self.facts(event)])
 
     def facts(self, event: Event) -> Sequence[Fact]:
         read = self.read.get(id(event))

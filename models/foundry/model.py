@@ -22,6 +22,7 @@ they read their context, and they may return or raise at any of them, so every h
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from operator import itemgetter
 from typing import Any
 
 from models.foundry import events as E
@@ -38,6 +39,7 @@ from models.foundry.state import (
     ENTERING,
     EXITED,
     FAILED,
+    FIELD_INDEX,
     FRESH,
     FULL,
     IDLE,
@@ -61,10 +63,18 @@ from models.foundry.state import (
     input_id,
     needs_recovery,
     set_at,
+    start_key,
     with_,
 )
 from sim.core.facts import Fact
 from sim.core.model import Action, Event, ModelBase, Property
+
+# the fields of a state that the enabled actions depend on, besides the queue's length
+enabling = itemgetter(*(FIELD_INDEX[name] for name in (
+    "proc", "callers", "queued", "cancels", "turn", "checks", "resolved", "seen", "crashes", "shutdowns")))
+# the context of no turn in flight
+IDLE_TURN: Mapping[str, Any] = {"turn": NONE, "mode": "", "steered": False, "cancel": False, "requested": False,
+                                "seen": 0, "checks": 0, "handle": NOBODY, "outcome": "", "resolved": True}
 
 
 class FoundryModel(ModelBase):
@@ -99,6 +109,7 @@ class FoundryModel(ModelBase):
         self.observer = E.Observer(self, facts)
         self.enabled: dict[tuple, tuple[Action, ...]] = {}
         self.made: dict[Action, Action] = {}
+        self.outcomes: dict[tuple, str] = {}
 
     # ------------------------------------------------------------------ actions
     def init_states(self) -> Sequence[FoundryState]:
@@ -108,8 +119,7 @@ class FoundryModel(ModelBase):
         """The enabled actions, remembered per the fields of the state they depend on (a search meets the
         same few combinations of them in state after state), each action kept once however many
         combinations enable it."""
-        key = (s.proc, s.callers, s.queued, s.cancels, s.turn, s.checks, s.resolved, s.seen, len(s.queue),
-               s.crashes, s.shutdowns)
+        key = (enabling(s), len(s.queue))
         enabled = self.enabled.get(key)
         if enabled is None:
             made = self.made
@@ -190,7 +200,7 @@ class FoundryModel(ModelBase):
         if kind == "framework.recover":
             return self._recover(s)
         if kind == "fault.crash":
-            return self._down(with_(s, crashes=s.crashes + 1), LOST)
+            return self._down(s, LOST, crashes=s.crashes + 1)
         if kind == "process.restart":
             return with_(s, proc=BOOT)
         if kind == "process.shutdown":
@@ -200,6 +210,15 @@ class FoundryModel(ModelBase):
         raise ValueError(f"foundry model has no action kind {kind!r}")
 
     def start_outcome(self, s: FoundryState, c: int, if_last: int) -> str:
+        """What start() does, remembered per the fields of the state it reads (`start_key`): a search asks
+        for it twice a start() step (its state and its events), and meets few combinations of them."""
+        key = start_key(s, if_last)
+        outcome = self.outcomes.get(key)
+        if outcome is None:
+            outcome = self.outcomes[key] = self.decide_start(s, if_last)
+        return outcome
+
+    def decide_start(self, s: FoundryState, if_last: int) -> str:
         """What start() does, in the order the package promises: the precondition before any accept
         path, then the record's status decides (section 4.1 of the spec)."""
         if self.needs_recovery(s):
@@ -246,16 +265,16 @@ class FoundryModel(ModelBase):
                      last=c if self.advance_on_accept else s.last, cancel=s.cancel or signal, seen=seen)
 
     def _cancel(self, s: FoundryState, c: int) -> FoundryState:
-        s = with_(s, cancels=s.cancels + 1)
+        cancels = s.cancels + 1
         if c in s.queue:
             victim = s.queue[0] if self.bug == "cancel-removes-head" else c
             queue = tuple(x for x in s.queue if x != victim)
             seen = s.seen if self.bug == "stale-count-after-cancel" else len(queue)
-            return with_(s, queue=queue, futures=tuple(x for x in s.futures if x != c), seen=seen,
+            return with_(s, cancels=cancels, queue=queue, futures=tuple(x for x in s.futures if x != c), seen=seen,
                          callers=set_at(s.callers, c, DONE))
         if c == s.active and s.turn in (ENTERING, RUNNING):
-            return with_(s, requested=True, cancel=True)
-        return s
+            return with_(s, cancels=cancels, requested=True, cancel=True)
+        return with_(s, cancels=cancels)
 
     def _resolve(self, s: FoundryState) -> FoundryState:
         callers = s.callers
@@ -267,8 +286,7 @@ class FoundryModel(ModelBase):
         """End of turn after its handle is resolved: promote the queue head, or suspend the chain. A
         turn deferred by `exit_for_recovery` leaves the record in progress for the next lifetime, and
         during shutdown the queue stays persisted (promote_during_shutdown = False)."""
-        idle = {"turn": NONE, "mode": "", "steered": False, "cancel": False, "requested": False, "seen": 0,
-                "checks": 0, "handle": NOBODY, "outcome": "", "resolved": True}
+        idle = IDLE_TURN
         if s.outcome == DEFERRED:
             return with_(s, **idle)
         if s.proc == STOPPING and s.queue and not self.promote_during_shutdown:
@@ -307,11 +325,10 @@ class FoundryModel(ModelBase):
                      cancel=bool(queue) and self.precancel, requested=False, seen=len(queue), checks=0,
                      handle=NOBODY, outcome="", resolved=True)
 
-    def _down(self, s: FoundryState, waiting_become: str) -> FoundryState:
-        """The process is gone: in-memory handles and futures with it; the record stays."""
+    def _down(self, s: FoundryState, waiting_become: str, **changes: Any) -> FoundryState:
+        """The process is gone: in-memory handles and futures with it; the record stays (and `changes`)."""
         callers = tuple(waiting_become if p == WAITING else p for p in s.callers)
-        return with_(s, proc=DOWN, callers=callers, turn=NONE, mode="", steered=False, cancel=False,
-                     requested=False, seen=0, checks=0, handle=NOBODY, futures=(), outcome="", resolved=True)
+        return with_(s, proc=DOWN, callers=callers, futures=(), **IDLE_TURN, **changes)
 
     def _stop(self, s: FoundryState) -> FoundryState:
         """End of the grace period: a handler still running is cancelled (its lease force-expired, so
@@ -326,13 +343,24 @@ class FoundryModel(ModelBase):
     def observe(self, s: FoundryState, a: Action, t: FoundryState) -> Sequence[Event]:
         return self.observer.observe(s, a, t)
 
+    def step_facts(self, s: FoundryState, a: Action) -> tuple[FoundryState, tuple[Fact, ...]]:
+        """The step with the facts of its events, which `Observer` reads once per distinct tuple of events
+        and a search asks for in place of the events."""
+        t = self.next_state(s, a)
+        return t, self.observer.facts_of(self.observe(s, a, t))
+
+    def successor_facts(self, s: FoundryState) -> list[tuple[Action, FoundryState, tuple[Fact, ...]]]:
+        """Every step of `s` with its facts, in the order of `actions(s)`, in one call."""
+        step = self.step_facts
+        return [(a, *step(s, a)) for a in self.actions(s)]
+
     def facts(self, event: Event) -> Sequence[Fact]:
         return self.observer.facts(event)
 
     def properties(self) -> list[Property]:
         from models.foundry.properties import properties
 
-        return properties(self.params, self.bug)
+        return properties(self.params, self.bug, self.observe)
 
     def default_timing(self) -> Mapping[str, Any]:
         return DEFAULT_TIMING

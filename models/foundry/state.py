@@ -89,6 +89,12 @@ def needs_recovery(s: FoundryState) -> bool:
     return s.proc == BOOT and s.status == IN_PROGRESS and s.turn == NONE
 
 
+def start_key(s: FoundryState, if_last: int) -> tuple:
+    """All that what a start() naming `if_last` answers depends on: whether the record needs recovery
+    and, after recovery (which may shorten the queue), its status, queue length and `last_input_id`."""
+    return s.proc, s.status, s.turn, len(s.queue), s.last, if_last
+
+
 def initial_state(callers: int) -> FoundryState:
     return FoundryState(
         proc=UP, crashes=0, shutdowns=0, cancels=0, callers=(IDLE,) * callers, queued=(False,) * callers,

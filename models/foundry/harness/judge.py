@@ -84,6 +84,9 @@ class HttpView:
     handler's safe points, so the model's steps that emit only those are silent."""
 
     HIDDEN = frozenset({"TaskRun.result", "TaskRun.cancel", "handler.check"})
+    # the model's facts without events are those of every event it emits, not of the ones this view shows
+    step_facts = None
+    successor_facts = None
 
     def __init__(self, model: Any) -> None:
         self.model = model
