@@ -17,6 +17,7 @@ from models.openclaw import codex, gateway
 from models.openclaw import events as E
 from models.openclaw.config import Config
 from models.openclaw.facts import facts
+from models.openclaw.memo import StepMemo
 from models.openclaw.properties import properties, replay_lifecycle
 from models.openclaw.spec import DEFAULT_TIMING
 from models.openclaw.state import ENDING, IDLE, START, OpenClawState, Step
@@ -41,6 +42,8 @@ RUNTIME_STEPS = {
     ENDING: "run.finish",
     "post-run": "session.post_run",
 }
+UNSHARED = frozenset(("run.start", "turn.next", "codex.turn_start"))
+"""Kinds whose steps append to the transcript (`hist`), so that no two states' steps read the same values."""
 CALL_STEPS = ("seq-a", "seq-b", "par-prep", "par-resolve", "par-launch")
 NO_ACTIVE_RUN = (IDLE, ENDING, START, "post-run")
 """Phases with no Agent run to abort: before prompt() starts one, after agent_end, between runs."""
@@ -58,7 +61,9 @@ class OpenClawModel(ModelBase):
     def __init__(self, cfg: Config) -> None:
         super().__init__(None, cfg.bug)
         self.cfg = cfg
-        self._properties = properties(cfg)
+        self._properties = properties(cfg, self.events_of)
+        self._stepped: tuple[OpenClawState | None, dict[Action, Sequence[Event]]] = (None, {})
+        self._memo = StepMemo(self._apply, cfg)
 
     def init_states(self) -> Sequence[OpenClawState]:
         followups = tuple(f"f{n}" for n in range(1, self.cfg.agent_follow_ups + 1))
@@ -137,6 +142,45 @@ class OpenClawModel(ModelBase):
 
     def facts(self, event: Event) -> tuple[Fact, ...]:
         return facts(event)
+
+    def successor_facts(self, s: OpenClawState) -> list[tuple[Action, OpenClawState, tuple[Fact, ...]]]:
+        """Every step of `s` with its facts, each step's events kept for the properties (`events_of`)."""
+        stepped: dict[Action, Sequence[Event]] = {}
+        self._stepped = (s, stepped)
+        return [(a, *self._stepped_facts(s, a, stepped)) for a in self.actions(s)]
+
+    def step_facts(self, s: OpenClawState, a: Action) -> tuple[OpenClawState, tuple[Fact, ...]]:
+        """One step with its facts, its events kept for the properties (`events_of`) beside those of the
+        other steps of `s` taken so far."""
+        if self._stepped[0] is not s:
+            self._stepped = (s, {})
+        return self._stepped_facts(s, a, self._stepped[1])
+
+    def _stepped_facts(self, s: OpenClawState, a: Action, stepped: dict[Action, Sequence[Event]]
+                       ) -> tuple[OpenClawState, tuple[Fact, ...]]:
+        """The step through the memo of steps per the fields they read (`memo.StepMemo`), except the
+        kinds whose steps read the transcript, which differs from state to state (`UNSHARED`)."""
+        if a.kind in UNSHARED:
+            nxt, events = self.step(s, a)
+            stepped[a] = events
+            return nxt, tuple([fact for event in events for fact in facts(event)])
+        if self._memo.cfg is not self.cfg:  # a model given another configuration steps by it afresh
+            self._memo = StepMemo(self._apply, self.cfg)
+        nxt, stepped[a], found = self._memo.step(s, a)
+        return nxt, found
+
+    def events_of(self, s: OpenClawState, a: Action) -> Sequence[Event]:
+        """The events of the step (s, a): those the search just built, when it stepped `s` through
+        `successor_facts` or `step_facts` (the engine judges a state's steps right after taking them),
+        else `step`'s own, kept for the next property that asks. The memo holds `s`, so no other state
+        can take its identity while it lives."""
+        if self._stepped[0] is not s:
+            self._stepped = (s, {})
+        stepped = self._stepped[1]
+        events = stepped.get(a)
+        if events is None:
+            events = stepped[a] = self.step(s, a)[1]
+        return events
 
     def properties(self) -> list[Property]:
         return self._properties

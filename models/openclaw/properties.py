@@ -9,7 +9,7 @@ where the configuration can reach the situation they name.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 
 from models.openclaw import events as E
@@ -17,6 +17,39 @@ from models.openclaw.agent_core import NEW, RUNNING
 from models.openclaw.config import Config, route_of
 from models.openclaw.state import IDLE, START, OpenClawState
 from sim.core.model import Action, Always, Event, Property, Sometimes
+
+EventsOf = Callable[[OpenClawState, Action], Sequence[Event]]
+"""The native events of the step (state, action): `OpenClawModel.events_of`."""
+EventJudge = Callable[[OpenClawState, Action, OpenClawState, Sequence[Event]], bool]
+
+ABORTING = ("run.start", "model.respond", "turn.poll", "turn.next", "run.follow_up_poll")
+"""The kinds whose step ends a run found aborted (`agent_core.abort_run`): turn_end and agent_end."""
+TOOL_RESULTS = ("tool.checkpoint_a", "tool.launch", "tool.finish", "tool.prepare", "tool.launch_batch",
+                "tool.launch_call", "tool.commit")
+"""The kinds whose step may end a call: tool_execution_end, the toolResult message."""
+
+
+def sent_by(cfg: Config) -> dict[str, tuple[str, ...]]:
+    """Per native event (`tool_result`: a message of role toolResult), the action kinds whose steps can
+    send it under `cfg`, read off the step handlers: a property that only such an event can break judges
+    those kinds alone. A run is found aborted only where something aborts it (a user abort of an Agent
+    Core run, an interrupt), and the stop hook ends a run after a turn only when it answers true."""
+    aborting = ABORTING if (cfg.abort and not cfg.codex) or cfg.mode == "interrupt" else ()
+    stopping = ("turn.poll",) if cfg.stop_after_turn else ()
+    return {
+        "tool_execution_start": ("tool.checkpoint_a", "tool.launch", "tool.finish", "tool.start",
+                                 "tool.launch_batch"),
+        "tool_execution_end": TOOL_RESULTS,
+        "tool_result": TOOL_RESULTS,
+        "turn_end": ("turn.end", *aborting),
+        "agent_end": (*aborting, *stopping, "run.final_poll"),
+        "model_request": ("run.start", "turn.next"),
+        "steering_poll": ("run.start", "tool.checkpoint_a", "tool.launch", "tool.checkpoint_c",
+                          "tool.launch_batch", "turn.poll", "run.final_poll", "session.post_run"),
+        "follow_up_poll": ("run.follow_up_poll", "session.post_run"),
+        "tool_execute": ("tool.launch", "tool.launch_call"),
+        "followup_drain": ("gateway.drain",),
+    }
 
 
 def _call_index(call: str) -> int:
@@ -30,7 +63,7 @@ def replay_lifecycle(seen: tuple[int, ...], events: Sequence[Event]) -> tuple[in
     life = None
     for event in events:
         name = event.name
-        if name not in _LIFECYCLE_EVENTS:
+        if name not in LIFECYCLE_EVENTS:
             continue
         if life is None:
             life = list(seen)
@@ -52,7 +85,7 @@ def replay_lifecycle(seen: tuple[int, ...], events: Sequence[Event]) -> tuple[in
 _LIFECYCLE_STEP = {"tool_execution_start": 1, "tool_execution_end": 2}
 
 
-_LIFECYCLE_EVENTS = frozenset(("message_end", "tool_execution_start", "tool_execution_end", "turn_end"))
+LIFECYCLE_EVENTS = frozenset(("message_end", "tool_execution_start", "tool_execution_end", "turn_end"))
 
 
 def _lifecycle_ok(in_order: bool, s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]) -> bool:
@@ -62,7 +95,7 @@ def _lifecycle_ok(in_order: bool, s: OpenClawState, a: Action, t: OpenClawState,
     life = None
     for event in events:
         name = event.name
-        if name not in _LIFECYCLE_EVENTS:
+        if name not in LIFECYCLE_EVENTS:
             continue
         if life is None:
             life = list(s.seen)
@@ -201,48 +234,61 @@ def _summary_bounded(cfg: Config, s: OpenClawState, a: Action, t: OpenClawState,
     return True
 
 
-def properties(cfg: Config) -> list[Property]:
+def _on_events(name: str, judge: EventJudge, sent: Sequence[str], doc: str, *,
+               senders: dict[str, tuple[str, ...]], events_of: EventsOf) -> Always:
+    """A promise about the events a step sends, judged on the kinds that send one of `sent` (`senders`)
+    alone, the events read from the model's memo of the steps it just took (`events_of`): the engine
+    then steps the model without building events for the properties (`ModelBase.successor_facts`)."""
+    kinds = tuple(dict.fromkeys(kind for event in sent for kind in senders[event]))
+    return Always(name, step=lambda s, a, t: judge(s, a, t, events_of(s, a)), kinds=kinds, doc=doc)
+
+
+def properties(cfg: Config, events_of: EventsOf) -> list[Property]:
     """The promises of one configuration (parameters and bug variant). The step ones read the step's
-    events, which the engine hands them; each is the judge itself, `(s, a, t, events)` (a configuration
-    bound first with `partial`), since the explorer calls every one of them on every transition."""
+    events (`events_of`); each judge is `(s, a, t, events)` (a configuration bound first with
+    `partial`), named with the events that can break it, so that steps sending none of them are not
+    judged at all."""
+    on = partial(_on_events, senders=sent_by(cfg), events_of=events_of)
+    ended = ("tool_execution_end", "tool_result")
+    lifecycle = ("tool_execution_start", *ended, "turn_end")
     props: list[Property] = [
-        Always("no-cancel-started", step=_no_cancel_started, with_events=True,
-               doc="no tool whose implementation started is cancelled by steering"),
-        Always("no-launch-after-drain", step=_no_launch_after_drain, with_events=True,
-               doc="once a batch drained a steer, no further tool of that batch starts"),
-        Always("steer-before-launch", step=_steer_before_launch, with_events=True,
-               doc="a steer pending at a launch checkpoint suppresses that launch (the calls of a parallel "
-                   "batch that crossed its checkpoint launch together)"),
-        Always("one-start-one-end", step=partial(_lifecycle_ok, False), with_events=True,
-               doc="every call gets one start, one end and one result message, in that order, before turn_end"),
-        Always("results-in-source-order", step=partial(_lifecycle_ok, True), with_events=True,
-               doc="tool result messages follow assistant source order"),
-        Always("skip-result-exact", step=partial(_skip_exact, cfg), with_events=True,
-               doc=f"a steering skip reads {cfg.skip_text!r} with details {E.SKIP_DETAILS} and never started"),
-        Always("steer-before-next-call", step=_steer_before_next_call, with_events=True,
-               doc="a drained steer is appended after the batch's results and before the next model call"),
-        Always("drained-not-lost", step=_drained_not_lost, with_events=True,
-               doc="every drained message is injected before agent_end (or restored to its queue)"),
-        Always("one-at-a-time-drain", step=partial(_one_at_a_time, cfg), with_events=True,
-               doc="in one-at-a-time mode each checkpoint drains at most one message"),
+        on("no-cancel-started", _no_cancel_started, ("tool_execution_end",),
+           "no tool whose implementation started is cancelled by steering"),
+        on("no-launch-after-drain", _no_launch_after_drain, ("tool_execute",),
+           "once a batch drained a steer, no further tool of that batch starts"),
+        on("steer-before-launch", _steer_before_launch, ("tool_execute",),
+           "a steer pending at a launch checkpoint suppresses that launch (the calls of a parallel "
+           "batch that crossed its checkpoint launch together)"),
+        on("one-start-one-end", partial(_lifecycle_ok, False), lifecycle,
+           "every call gets one start, one end and one result message, in that order, before turn_end"),
+        on("results-in-source-order", partial(_lifecycle_ok, True), lifecycle,
+           "tool result messages follow assistant source order"),
+        on("skip-result-exact", partial(_skip_exact, cfg), ended,
+                   f"a steering skip reads {cfg.skip_text!r} with details {E.SKIP_DETAILS} and never started"),
+        on("steer-before-next-call", _steer_before_next_call, ("model_request",),
+           "a drained steer is appended after the batch's results and before the next model call"),
+        on("drained-not-lost", _drained_not_lost, ("agent_end",),
+           "every drained message is injected before agent_end (or restored to its queue)"),
+        on("one-at-a-time-drain", partial(_one_at_a_time, cfg), ("steering_poll", "follow_up_poll"),
+           "in one-at-a-time mode each checkpoint drains at most one message"),
         Always("steer-outranks-stop", step=lambda s, a, t: not (
                    a.kind == "turn.poll" and (s.pending or s.late_steer) and not s.aborted and t.phase != "next"),
                kinds=("turn.poll",),
                doc="a steer accepted during the tool batch outranks shouldStopAfterTurn: one the batch drained, "
-                   "and one accepted while its launched calls ran (sequential Checkpoint C: 'must outrank "
-                   "shouldStopAfterTurn even when there is no remaining tail')"),
+           "and one accepted while its launched calls ran (sequential Checkpoint C: 'must outrank "
+           "shouldStopAfterTurn even when there is no remaining tail')"),
     ]
     if cfg.blocked_call >= 0:
-        props.append(Always("truthful-preflight", step=partial(_truthful_preflight, cfg), with_events=True,
-                            doc="a call blocked by its preflight keeps its own result, even when steering skips"))
+        props.append(on("truthful-preflight", partial(_truthful_preflight, cfg), ended,
+                        "a call blocked by its preflight keeps its own result, even when steering skips"))
     if cfg.mode == "collect":
-        props.append(Always("collect-respects-routes", step=partial(_collect_routes, cfg), with_events=True,
-                            doc="collect never coalesces messages of different routes, nor delivers one "
-                                "route's overflow summary with another route's messages"))
+        props.append(on("collect-respects-routes", partial(_collect_routes, cfg), ("followup_drain",),
+                        "collect never coalesces messages of different routes, nor delivers "
+                        "one route's overflow summary with another route's messages"))
     if cfg.drop == "summarize":
-        props.append(Always("summary-bounded", step=partial(_summary_bounded, cfg), with_events=True,
-                            doc="an overflow summary run carries at most `cap` summary lines (the oldest "
-                                "are elided)"))
+        props.append(on("summary-bounded", partial(_summary_bounded, cfg), ("followup_drain",),
+                        "an overflow summary run carries at most `cap` summary lines (the oldest are "
+                        "elided)"))
     if cfg.mode != "interrupt" and cfg.debounce_ms > 0:
         props.append(Always("followup-waits-debounce",
                             step=lambda s, a, t: not (a.kind == "gateway.drain" and not s.quiet),
