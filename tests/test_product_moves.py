@@ -267,3 +267,49 @@ def test_search_enters_new_targets_with_the_next_codes_and_hands_back_only_new_o
     assert product.search(two, seen, fired) == (0, [])
     assert [(t.action, t.target, t.violations) for t in product.successors(one)] == [
         (Action("a", "go", (2,)), two, (Violation("no-step-into-2", "1 never steps to 2"),))]
+
+
+def _product_states(product: Product, limit: int = 3000) -> list:
+    """The product states a search reaches first, breadth-first, up to `limit`."""
+    init = product.init_states()
+    seen, queue, out = set(init), deque(init), []
+    while queue and len(out) < limit:
+        pstate = queue.popleft()
+        out.append(pstate)
+        for move in product.moves(pstate):
+            if move.target not in seen:
+                seen.add(move.target)
+                queue.append(move.target)
+    return out
+
+
+def _bits_one_by_one(product: Product, pstate) -> tuple[int, int]:
+    unmet = sum(1 << bit for bit, prop in enumerate(product.liveness) if not prop.goal(pstate))
+    trig = sum(1 << bit for bit, prop in enumerate(product.liveness)
+               if prop.trigger is not None and prop.trigger(pstate))
+    return unmet, trig
+
+
+@pytest.mark.parametrize(("name", "params", "bug"), [("teaching", {"K": 2, "N": 2}, "turn-left-open"),
+                                                     ("foundry", {"callers": 2}, None),
+                                                     ("openai-ws", {"steers": 2}, None)])
+def test_liveness_bits_are_each_propertys_goal_and_trigger(name: str, params: dict, bug: str | None) -> None:
+    """The monitors' bits, remembered per monitor states, and the model's own, read per state, are the
+    goals and triggers of `Product.liveness` judged one by one."""
+    from sim.core.registry import get_model_spec
+
+    spec = get_model_spec(name)
+    product = Product(spec.build(spec.resolve(params, bug), bug))
+    assert product.liveness
+    states = _product_states(product)
+    assert len({pstate[1] for pstate in states}) < len(states)  # monitor states recur: the memo is used
+    assert [product.liveness_bits(p) for p in states] == [_bits_one_by_one(product, p) for p in states]
+    assert any(unmet for unmet, _ in map(product.liveness_bits, states))
+
+
+def test_liveness_bits_of_a_monitor_are_remembered_per_monitor_states() -> None:
+    product = Product(TEACHING.build({"K": 2, "N": 2}, None))
+    states = _product_states(product, 200)
+    for pstate in states:
+        product.liveness_bits(pstate)
+    assert set(product._unsettled) == {pstate[1] for pstate in states}

@@ -128,6 +128,8 @@ class Explorer:
         self.notes: list[str] = []
         self.live = self.product.liveness if options.liveness else ()
         self.live_names = [p.name for p in self.live]
+        # the liveness properties without a trigger, whose obligation starts in the initial states
+        self.untriggered = sum(1 << bit for bit, prop in enumerate(self.live) if prop.trigger is None)
         if len(self.live) > 8:
             raise ValueError("at most 8 eventually-properties can be checked in one run")
         if not options.liveness and self.product.liveness:
@@ -367,12 +369,9 @@ class Explorer:
         if depth > self.max_depth:
             self.max_depth = depth
         if self.track_graph:
-            unmet = trig = 0
-            for bit, prop in enumerate(self.live):
-                if not prop.goal(state):
-                    unmet |= 1 << bit
-                if (prop.trigger is None and parent == -1) or (prop.trigger is not None and prop.trigger(state)):
-                    trig |= 1 << bit
+            unmet, trig = self.product.liveness_bits(state)
+            if parent == -1:
+                trig |= self.untriggered
             self.unmet.append(unmet)
             self.trigger.append(trig)
             self.enabled.append(0)

@@ -213,17 +213,14 @@ class Partition:
         if not batch.judge:
             return
         waiting = [p for p in self.product.sometimes if p.name in batch.waiting]
-        live = self.product.liveness if batch.liveness else ()
+        bits_of = self.product.liveness_bits if batch.liveness else None
         reached: dict[str, int] = {}
         unmet = bytearray(len(level))
         trigger = bytearray(len(level))
         for j, (index, state) in enumerate(level):
             self.at = index
-            for bit, prop in enumerate(live):
-                if not prop.goal(state):
-                    unmet[j] |= 1 << bit
-                if prop.trigger is not None and prop.trigger(state):
-                    trigger[j] |= 1 << bit
+            if bits_of is not None:
+                unmet[j], trigger[j] = bits_of(state)
             for prop in waiting:
                 if prop.name not in reached and prop.state(state[0]):
                     reached[prop.name] = index

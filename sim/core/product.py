@@ -45,6 +45,7 @@ PState = tuple[Hashable, tuple]
 _tuple = tuple.__new__  # builds a named tuple from its fields in C, as the hot path does once per step
 ADMITTED_LIMIT = 100_000  # facts remembered as checked; past it the memo starts again
 EVENTED_LIMIT = 4096  # (kind, event names) pairs remembered with the event properties they concern
+SETTLED_LIMIT = 100_000  # monitor states remembered with the liveness bits of the monitors (`liveness_bits`)
 
 
 class MonitorStates(tuple):
@@ -127,6 +128,10 @@ class Product:
             for i, m in enumerate(self.monitors)
             if type(m).settled is not Monitor.settled
         )
+        # per monitor states, the bits of the monitors' liveness properties that are unsettled (`liveness_bits`)
+        self._settled_monitors = tuple((len(self.eventually) + k, i, m) for k, (i, m) in enumerate(
+            (i, m) for i, m in enumerate(self.monitors) if type(m).settled is not Monitor.settled))
+        self._unsettled: dict[tuple, int] = {}
         # the model's own `actions` where the adapter would only pass the call on: it runs for every state
         self._actions = model.inner.actions if type(model) is AdaptedModel else model.actions
         self.fair_patterns = tuple(model.fair_actors)
@@ -159,6 +164,30 @@ class Product:
         if duplicates:
             raise ModelError(f"model {model.name!r} declares property names twice: {', '.join(duplicates)}; "
                              "give each property a name of its own")
+
+    def liveness_bits(self, pstate: PState) -> tuple[int, int]:
+        """Over `liveness`: bit k of the first set when goal k does not hold in `pstate`, of the second
+        when trigger k holds (an obligation without a trigger starts in the initial states, which the
+        search marks). A search asks it of every state; the monitors' goals depend on their own states
+        alone, of which a search meets few, so their bits are remembered per monitor states."""
+        state, mstates = pstate
+        unmet = self._unsettled.get(mstates)
+        if unmet is None:
+            unmet = self._unsettled_bits(mstates)
+        trig = unmet  # a monitor's obligation: triggered exactly where it is unsettled
+        for bit, prop in enumerate(self.eventually):
+            if not prop.goal(state):
+                unmet |= 1 << bit
+            if prop.trigger is not None and prop.trigger(state):
+                trig |= 1 << bit
+        return unmet, trig
+
+    def _unsettled_bits(self, mstates: tuple) -> int:
+        if len(self._unsettled) >= SETTLED_LIMIT:
+            self._unsettled.clear()
+        bits = self._unsettled[mstates] = sum(1 << bit for bit, i, monitor in self._settled_monitors
+                                              if not monitor.settled(mstates[i]))
+        return bits
 
     def property_infos(self) -> list[PropertyInfo]:
         infos = [PropertyInfo(m.name, "always", m.doc) for m in self.monitors]
