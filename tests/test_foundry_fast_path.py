@@ -5,9 +5,6 @@ and each step property filtered by `kinds=` holds on every step of a kind it lea
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Iterator
-
 import pytest
 
 import models.foundry.model
@@ -18,6 +15,7 @@ from models.foundry.spec import BUGS
 from models.foundry.state import FoundryState
 from sim.core.model import Action, Always
 from sim.core.product import Product
+from tests.checking import breadth_first
 
 SMALL = {"callers": 3, "queue_cap": 1}
 SETTINGS = [
@@ -37,18 +35,9 @@ def build(params: dict, bug: str | None) -> FoundryModel:
     return FoundryModel(SPEC.resolve(params, bug), bug)
 
 
-def reachable(model: FoundryModel) -> Iterator[FoundryState]:
+def reachable(model: FoundryModel) -> list[FoundryState]:
     """Every state the plain protocol reaches, breadth-first."""
-    seen = set(model.init_states())
-    queue = deque(seen)
-    while queue:
-        s = queue.popleft()
-        yield s
-        for a in model.actions(s):
-            t = model.next_state(s, a)
-            if t is not None and t not in seen:
-                seen.add(t)
-                queue.append(t)
+    return breadth_first(model.init_states(), lambda s: (model.next_state(s, a) for a in model.actions(s)))
 
 
 def plain_steps(model: FoundryModel, s: FoundryState) -> list[tuple[Action, FoundryState, tuple]]:

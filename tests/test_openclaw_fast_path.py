@@ -5,9 +5,6 @@ property judged on some kinds alone (`properties.sent_by`) holds on every step o
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Iterator
-
 import pytest
 
 from models.openclaw import SPEC
@@ -16,6 +13,7 @@ from models.openclaw.model import OpenClawModel
 from models.openclaw.properties import properties
 from models.openclaw.state import OpenClawState
 from sim.core.model import Action, Always
+from tests.checking import breadth_first
 
 SETTINGS = (
     {"messages": 2},
@@ -32,18 +30,9 @@ def build(settings: dict, bug: str | None) -> OpenClawModel:
     return SPEC.build(SPEC.resolve(settings, bug), bug)
 
 
-def reachable(model: OpenClawModel) -> Iterator[OpenClawState]:
+def reachable(model: OpenClawModel) -> list[OpenClawState]:
     """Every reachable state, breadth-first, stepped the plain way."""
-    seen = set(model.init_states())
-    queue = deque(seen)
-    while queue:
-        s = queue.popleft()
-        yield s
-        for a in model.actions(s):
-            t = model.step(s, a)[0]
-            if t not in seen:
-                seen.add(t)
-                queue.append(t)
+    return breadth_first(model.init_states(), lambda s: (model.step(s, a)[0] for a in model.actions(s)))
 
 
 def plain_facts(model: OpenClawModel, s: OpenClawState, a: Action) -> tuple:

@@ -19,6 +19,7 @@ from sim.core.fingerprint import fingerprint
 from sim.core.model import Action, Always, Event, ModelBase
 from sim.core.product import MonitorStates, Product, Violation
 from sim.errors import ModelError
+from tests.checking import breadth_first
 
 
 class Counter(ModelBase):
@@ -271,16 +272,7 @@ def test_search_enters_new_targets_with_the_next_codes_and_hands_back_only_new_o
 
 def _product_states(product: Product, limit: int = 3000) -> list:
     """The product states a search reaches first, breadth-first, up to `limit`."""
-    init = product.init_states()
-    seen, queue, out = set(init), deque(init), []
-    while queue and len(out) < limit:
-        pstate = queue.popleft()
-        out.append(pstate)
-        for move in product.moves(pstate):
-            if move.target not in seen:
-                seen.add(move.target)
-                queue.append(move.target)
-    return out
+    return breadth_first(product.init_states(), lambda p: (m.target for m in product.moves(p)), limit)
 
 
 def _bits_one_by_one(product: Product, pstate) -> tuple[int, int]:

@@ -4,7 +4,6 @@ same report, byte for byte (but for the seconds), for every bug variant and ever
 from __future__ import annotations
 
 import json
-from collections import deque
 
 import numpy as np
 import pytest
@@ -16,23 +15,14 @@ from sim.cli import main
 from sim.core.product import Product
 from sim.errors import UsageError
 from sim.report.formats import check_json
+from tests.checking import breadth_first
 
 SIZES = [{"K": 3, "N": 3, "Q": 2, "P": 3}, {"K": 2, "N": 3, "Q": 1, "P": 1}, {"K": 4, "N": 2, "Q": 2, "P": 2}]
 BUGS = [None, *TEACHING.bugs]
 
 
 def reachable(product: Product) -> list:
-    seen = set(product.init_states())
-    queue = deque(seen)
-    order = []
-    while queue:
-        state = queue.popleft()
-        order.append(state)
-        for transition in product.successors(state):
-            if transition.target not in seen:
-                seen.add(transition.target)
-                queue.append(transition.target)
-    return order
+    return breadth_first(product.init_states(), lambda p: (t.target for t in product.successors(p)))
 
 
 @pytest.mark.parametrize("bug", BUGS)
