@@ -264,7 +264,7 @@ def properties(cfg: Config, events_of: EventsOf) -> list[Property]:
         on("results-in-source-order", partial(_lifecycle_ok, True), lifecycle,
            "tool result messages follow assistant source order"),
         on("skip-result-exact", partial(_skip_exact, cfg), ended,
-                   f"a steering skip reads {cfg.skip_text!r} with details {E.SKIP_DETAILS} and never started"),
+           f"a steering skip reads {cfg.skip_text!r} with details {E.SKIP_DETAILS} and never started"),
         on("steer-before-next-call", _steer_before_next_call, ("model_request",),
            "a drained steer is appended after the batch's results and before the next model call"),
         on("drained-not-lost", _drained_not_lost, ("agent_end",),
@@ -275,8 +275,8 @@ def properties(cfg: Config, events_of: EventsOf) -> list[Property]:
                    a.kind == "turn.poll" and (s.pending or s.late_steer) and not s.aborted and t.phase != "next"),
                kinds=("turn.poll",),
                doc="a steer accepted during the tool batch outranks shouldStopAfterTurn: one the batch drained, "
-           "and one accepted while its launched calls ran (sequential Checkpoint C: 'must outrank "
-           "shouldStopAfterTurn even when there is no remaining tail')"),
+                   "and one accepted while its launched calls ran (sequential Checkpoint C: 'must outrank "
+                   "shouldStopAfterTurn even when there is no remaining tail')"),
     ]
     if cfg.blocked_call >= 0:
         props.append(on("truthful-preflight", partial(_truthful_preflight, cfg), ended,
