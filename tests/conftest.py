@@ -23,3 +23,11 @@ def bench_bfs():
     finally:
         sys.path.remove(str(path))
     return bfs
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A slow exhaustive run takes as long as its state space does: the per-test `timeout` of
+    pyproject.toml, which turns a hang of the default suite into a failure, does not apply to it."""
+    for item in items:
+        if item.get_closest_marker("slow"):
+            item.add_marker(pytest.mark.timeout(0))
