@@ -11,9 +11,6 @@ nbclient = pytest.importorskip("nbclient", reason="install the notebooks extra: 
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
 CELL_TIMEOUT = 60  # seconds; the whole suite of notebooks must stay well under two minutes
-# A kernel's ports are chosen free before the kernel binds them, so two kernels started at the same moment
-# by two test workers can choose the same port: the notebooks run one after another, on one worker.
-ONE_WORKER = pytest.mark.xdist_group("jupyter-kernels")
 
 
 def test_there_are_notebooks() -> None:
@@ -29,7 +26,9 @@ def test_notebook_is_committed_without_outputs(path: Path) -> None:
         f"strip outputs: jupyter nbconvert --clear-output --inplace {path.name}"
 
 
-@ONE_WORKER
+# A kernel's ports are chosen free before the kernel binds them, so two kernels started at the same moment
+# by two test workers can choose the same port: the notebooks run one after another, on one worker.
+@pytest.mark.xdist_group("jupyter-kernels")
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_runs_top_to_bottom(path: Path) -> None:
     book = nbformat.read(path, as_version=4)
