@@ -7,7 +7,7 @@ command. So the rule is:
 - workers never see Ctrl-C: each one calls `init_worker` first (a pool's initializer, or the first line
   of a forked worker), which ignores SIGINT and turns SIGTERM into a clean exit, so that a worker the
   parent terminates still ends the child processes it runs; a Dask worker preloads this module, whose
-  `dask_setup` ignores SIGINT;
+  `dask_setup` turns SIGINT into quiet teardown logs;
 - the parent alone gets the KeyboardInterrupt, and catches it at the boundary of its loop: an engine
   returns its result so far with status `interrupted`, a loop over units of work keeps the units
   finished (`collect`), and whoever started workers terminates and joins them (`worker_pool`);
@@ -118,8 +118,10 @@ def init_worker() -> None:
 
 def dask_setup(worker: object) -> None:
     """Dask's preload hook, run in each worker of a cluster started here (`preload=["sim.interrupts"]`):
-    a Dask worker ignores Ctrl-C like any other worker; closing the cluster stops it."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    a Dask worker does not stop on Ctrl-C, closing the cluster stops it. The Ctrl-C only quiets its
+    teardown logs, as the parent's are: a worker whose heartbeat meets the scheduler already closed
+    would otherwise print that error's traceback under the command's one line."""
+    signal.signal(signal.SIGINT, lambda signum, frame: quiet_teardown_logs())
 
 
 def _exit_on_terminate(signum: int, frame: object) -> None:

@@ -277,3 +277,23 @@ def test_a_terminate_that_lands_in_a_worker_finalizer_still_ends_the_worker():
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT,
                           env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=PATIENCE)
     assert (done.returncode, done.stderr) == (EXIT_INTERRUPTED, "")
+
+
+def test_a_ctrl_c_quiets_the_teardown_logs_of_a_dask_worker_started_here() -> None:
+    """A local cluster's worker gets the terminal's Ctrl-C too: it does not stop (closing the cluster
+    does), but its heartbeat errors while the scheduler closes would print tracebacks, so it goes quiet."""
+    import logging
+
+    from sim.interrupts import dask_setup
+
+    loggers = [logging.getLogger(name) for name in ("distributed", "tornado.application")]
+    levels = [logger.level for logger in loggers]
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        dask_setup(None)
+        signal.getsignal(signal.SIGINT)(signal.SIGINT, None)  # what the worker's Ctrl-C runs; no raise
+        assert [logger.level for logger in loggers] == [logging.CRITICAL, logging.CRITICAL]
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
