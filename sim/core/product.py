@@ -295,32 +295,119 @@ class Product:
         out = self._steps(pstate, (action,), whole=True)
         return out[0] if out else None
 
+    def next_states(self, state: Hashable) -> list[Hashable]:
+        """The model states the model's steps from `state` reach, in the order of its actions (no-ops left
+        out): the model's part of a search alone, with no monitor or property in it, for a caller that
+        looks at how states change (`sim.checking.ownership`)."""
+        return [nxt for _, nxt, _ in self._all_successors(state)[0] if nxt is not None]
+
     def moves(self, pstate: PState) -> list[Move]:
         """Every step enabled in `pstate`, as a search needs it (no native events where the model can
         give its facts without them)."""
         return self._steps(pstate, None, whole=False)
 
-    def search_moves(self, pstate: PState) -> list[tuple[int, Action, PState, tuple[Violation, ...]]]:
-        """`moves` for a search that judges each state by the model's state properties once, when it
-        first reaches it (`state_violations`): the states reached are not judged here, where `moves`
-        judges a state again on every step that reaches it, and each move is a plain tuple of a Move's
-        fields, which costs less to build."""
-        return self._steps(pstate, None, whole=False, search=True)
-
     def search(self, pstate: PState, seen: dict[Hashable, int], fired: dict[str, int], *,
                key: Callable[[PState], Hashable] | None = None, judge_every: bool = False,
                every: list | None = None) -> tuple[int, list[tuple[int, int, PState | None, tuple[Violation, ...]]]]:
-        """The steps of `pstate` as the explorer takes them, looked up in the same pass that steps them:
+        """The steps of `pstate` as a search takes them, looked up in the same pass that steps them:
         each target is looked up in `seen`, the search's visited set (the target itself, or `key(target)`,
         maps to its code), and a target it lacks is entered with the next code, `len(seen)`; `fired`
         counts the steps per action kind, and `every`, when given, gets `(position, action, code)` of
-        each step (the liveness graph's edges). Returns how many steps there are and, in their order,
-        those that reach a new state or break a property: `(position, code, target, violations)`,
-        target None when it was seen before. A search meets most targets again, so most steps cost it
-        one lookup and build nothing. The states reached are judged by the state properties here only
-        when `judge_every` (under symmetry `seen` holds a representative, and each state reached must be
-        judged); otherwise the search judges each new state once."""
-        return self._steps(pstate, None, whole=False, search=not judge_every, seen=(seen, fired, key, every))
+        each step (the liveness graph's edges, a worker's rows). Returns how many steps there are and,
+        in their order, those that reach a new state or break a property: `(position, code, target,
+        violations)`, target None when it was seen before. A search meets most targets again, so most
+        steps cost it one lookup and build nothing. The states reached are judged by the state
+        properties here only when `judge_every` (under symmetry `seen` holds a representative, and each
+        state reached must be judged); otherwise the search judges each new state once.
+
+        Both engines' searches spend most of their time in this loop, so it is written for them alone:
+        `step` and `moves`, which build whole steps, have their own (`_steps`)."""
+        state, mstates = pstate
+        steps, events_at = self._all_successors(state)
+        followed, judges = self._followed, self._judges
+        out: list = []
+        append, enter = out.append, seen.setdefault
+        count, fresh = 0, len(seen)  # `fresh`: the code a new target gets
+        for position, (action, nxt, facts) in enumerate(steps):
+            if nxt is None:
+                continue
+            if facts:
+                if type(facts) is not tuple:
+                    facts = tuple(facts)
+                try:
+                    hit = followed.get((mstates, facts))
+                except TypeError:  # an unhashable fact: `_follow` says so
+                    hit = None
+                if hit is None:
+                    hit = self._follow(mstates, facts, state, action)
+                target, violations = (nxt, hit[0]), hit[1]
+            else:
+                target, violations = (nxt, mstates), ()
+            kind = action.kind
+            try:
+                due = judges[kind]
+            except KeyError:
+                due = self._judges_of(kind)
+            if due or judge_every:  # most steps of a search: no property judges their kind
+                events = () if events_at is None else events_at[position]
+                violations = self._verdicts(state, action, nxt, events, due, violations, judge_every)
+            count += 1
+            try:
+                fired[kind] += 1
+            except KeyError:
+                fired[kind] = 1
+            code = enter(target if key is None else key(target), fresh)  # one hash of the state, new or not
+            if every is not None:
+                every.append((position, action, code))
+            if code == fresh:
+                fresh += 1
+                append((position, code, target, violations))
+            elif violations:
+                append((position, code, None, violations))
+        return count, out
+
+    def _all_successors(self, state: Hashable) -> tuple[Sequence[tuple[Action, Any, tuple[Fact, ...]]],
+                                                        list[tuple[Event, ...]] | None]:
+        """Every step of `state` as `_successors` gives them: from the model's `successor_facts` in one
+        call where it may stand in (most of a search's cost), else step by step."""
+        batch = self._successor_facts
+        if batch is None:
+            return self._successors(state, None, False)
+        try:
+            return batch(state), None
+        except Exception as broken:
+            raise model_error(broken, state, what="successor_facts()") from broken
+
+    def _verdicts(self, state: Hashable, action: Action, nxt: Hashable, events: tuple[Event, ...],
+                  due: tuple[tuple, tuple | None] | tuple[()], violations: tuple[Violation, ...],
+                  judge_state: bool) -> tuple[Violation, ...]:
+        """`violations` (the monitors') with those of the step properties `due` (`_judges_of`) and, when
+        `judge_state`, of the state properties on `nxt`: every property is first judged in one pass, and
+        only a step that breaks one (or raises) is judged again, property by property, to name what it
+        broke in the properties' order."""
+        plain, evented = due or ((), ())
+        if evented is None:
+            names = tuple([event.name for event in events])
+            evented = self._evented.get((action.kind, names))
+            if evented is None:
+                evented = self._evented_of(action.kind, names)
+        try:
+            for judge in plain:
+                if not judge(state, action, nxt):
+                    break
+            else:
+                for judge in evented:
+                    if not judge(state, action, nxt, events):
+                        break
+                else:
+                    if not judge_state or all(judge(nxt) for judge in self.state_predicates):
+                        return violations
+        except Exception:
+            pass
+        found = [*violations, *self._step_broken(state, action, nxt, events)]
+        if judge_state:
+            found += self._state_broken(nxt)
+        return tuple(found)
 
     def _successors(self, state: Hashable, actions: Sequence[Action] | None, whole: bool
                     ) -> tuple[Sequence[tuple[Action, Any, tuple[Fact, ...]]], list[tuple[Event, ...]] | None]:
@@ -352,99 +439,42 @@ class Product:
                 events_at.append(events)
         return steps, events_at
 
-    def _steps(self, pstate: PState, actions: Sequence[Action] | None, whole: bool, search: bool = False,
-               seen: tuple | None = None) -> Any:
-        """The steps of `actions` from `pstate` (None: of every action enabled there; no-ops left out):
-        Transitions when `whole`, else Moves (as plain tuples, the states reached not judged by the state
-        properties, when `search`); given `seen` (the arguments of `search`), what `search` returns."""
+    def _steps(self, pstate: PState, actions: Sequence[Action] | None, whole: bool) -> list:
+        """The steps of `actions` from `pstate` (None: of every action enabled there; no-ops left out),
+        each judged by the step properties and, on the state it reaches, by the state properties:
+        Transitions when `whole`, else Moves."""
         state, mstates = pstate
-        batch = self._successor_facts if actions is None and not whole else None
-        if batch is None:
+        if actions is None and not whole:
+            steps, events_at = self._all_successors(state)
+        else:
             steps, events_at = self._successors(state, actions, whole)
-        else:  # the model's steps in one call, most of a search's cost where the model offers it
-            try:
-                steps, events_at = batch(state), None
-            except Exception as broken:
-                raise model_error(broken, state, what="successor_facts()") from broken
-        followed = self._followed
-        judges, judges_of, evented_by = self._judges, self._judges_of, self._evented
-        state_judges = () if search else self.state_predicates
         out: list = []
-        append = out.append
-        visited, fired, key, every = seen or (None, None, None, None)
-        count, fresh = 0, len(visited) if visited is not None else 0  # `fresh`: the code a new target gets
         for position, (action, nxt, facts) in enumerate(steps):
             if nxt is None:
                 continue
-            if facts:
-                if type(facts) is not tuple:
-                    facts = tuple(facts)
-                try:
-                    hit = followed.get((mstates, facts))
-                except TypeError:  # an unhashable fact: `_follow` says so
-                    hit = None
-                if hit is None:
-                    hit = self._follow(mstates, facts, state, action)
-                target_mstates, broken_monitors = hit
-                violations = list(broken_monitors) if broken_monitors else None
-            else:
-                target_mstates, violations = mstates, None
-            # every property is first judged in one pass; only a step that breaks one (or raises) is
-            # judged again, property by property, to name what it broke in the properties' order
-            kind = action.kind
-            try:
-                due = judges[kind]
-            except KeyError:
-                due = judges_of(kind)
-            if due or state_judges:  # most steps of a search: no property judges their kind
-                suspect = False
-                plain, evented = due or ((), ())
-                events = () if events_at is None else events_at[position]  # none where facts stand in
-                if evented is None:
-                    names = tuple([event.name for event in events])
-                    evented = evented_by.get((kind, names))
-                    if evented is None:
-                        evented = self._evented_of(kind, names)
-                try:
-                    for judge in plain:
-                        if not judge(state, action, nxt):
-                            suspect = True
-                    for judge in evented:
-                        if not judge(state, action, nxt, events):
-                            suspect = True
-                    for judge in state_judges:  # none in a search's moves
-                        if not judge(nxt):
-                            suspect = True
-                except Exception:
-                    suspect = True
-                if suspect:
-                    violations = (violations or []) + self._step_broken(state, action, nxt, events)
-                    if not search:
-                        violations += self._state_broken(nxt)
+            facts = tuple(facts)
+            target_mstates, violations = self._after(mstates, facts, state, action) if facts else (mstates, ())
+            due = self._judges.get(action.kind)
+            if due is None:
+                due = self._judges_of(action.kind)
+            events = () if events_at is None else events_at[position]  # none where facts stand in
+            if due or self.state_predicates:
+                violations = self._verdicts(state, action, nxt, events, due, violations, True)
             target = (nxt, target_mstates)
-            if visited is not None:  # `search`: most steps end at the lookup, building nothing
-                count += 1
-                try:
-                    fired[kind] += 1
-                except KeyError:
-                    fired[kind] = 1
-                code = visited.setdefault(target if key is None else key(target), fresh)
-                if every is not None:
-                    every.append((position, action, code))
-                if code == fresh:  # one hash of the state, whether it is new or not
-                    fresh += 1
-                    append((position, code, target, tuple(violations) if violations else ()))
-                elif violations:
-                    append((position, code, None, tuple(violations)))
-                continue
-            verdicts = tuple(violations) if violations else ()
-            if search:
-                append((position, action, target, verdicts))
-            elif whole:
-                append(_tuple(Transition, (action, target, events_at[position], facts, verdicts)))
+            if whole:
+                out.append(_tuple(Transition, (action, target, events, facts, violations)))
             else:
-                append(_tuple(Move, (position, action, target, verdicts)))
-        return out if visited is None else (count, out)
+                out.append(_tuple(Move, (position, action, target, violations)))
+        return out
+
+    def _after(self, mstates: tuple, facts: tuple[Fact, ...], state: Hashable, action: Action
+               ) -> tuple[tuple, tuple[Violation, ...]]:
+        """The monitor states after `facts` and the violations they raise: remembered (`_follow`)."""
+        try:
+            hit = self._followed.get((mstates, facts))
+        except TypeError:  # an unhashable fact: `_follow` says so
+            hit = None
+        return self._follow(mstates, facts, state, action) if hit is None else hit
 
     def _follow(self, mstates: tuple, facts: tuple[Fact, ...], state: Hashable, action: Action
                 ) -> tuple[tuple, tuple[Violation, ...]]:
