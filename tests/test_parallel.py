@@ -16,7 +16,8 @@ import pytest
 
 from sim import Action, CheckOptions, Eventually, ModelBase, check
 from sim.checking import transfer
-from sim.checking.partition import KEY_BITS, SOURCES_BETWEEN_CHECKS, Asked, Budget, Partition, Settle, owners_of
+from sim.checking.ownership import WHOLE
+from sim.checking.partition import KEY_BITS, SOURCES_BETWEEN_CHECKS, Asked, Budget, Partition, Settle
 from sim.cli import main
 from sim.core.product import Product
 from sim.core.registry import get_model_spec
@@ -172,7 +173,7 @@ def test_a_state_met_once_keeps_its_code_and_crosses_only_the_first_time() -> No
     product = Product(model)
     init = product.init_states()[0]
     targets = [move.target for move in product.moves(init)]
-    elsewhere = [t for t in targets if owners_of([t], 2, True)[0] == 1]
+    elsewhere = [t for t in targets if WHOLE.owners([t], 2)[0] == 1]
     assert elsewhere, "the pool's first steps all land in partition 0: choose another model"
     me = Partition(model, 0, 2, False)
     first = me.settle_and_expand(Settle(initial=[(0, init)], judge=False), "expand", Budget())
@@ -278,6 +279,18 @@ def test_a_worker_that_dies_ends_the_check_instead_of_hanging_it() -> None:
 
     with pytest.raises(WorkerFailure, match="ended unexpectedly"):
         check(Vanishing(3), workers=2)
+
+
+def test_a_worker_that_cannot_build_its_partition_ends_the_check_instead_of_hanging_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from sim.checking.workers import WorkerFailure
+
+    def broken(self: Partition, *args: object) -> None:
+        raise RuntimeError("no partition here")
+
+    monkeypatch.setattr(Partition, "__init__", broken)  # the forked workers inherit it
+    with pytest.raises(WorkerFailure, match=r"could not start(.|\n)*no partition here"):
+        check(PoolModel(3), workers=2)
 
 
 @pytest.mark.parametrize("bad", [frozenset({(2, 3)}), frozenset({(1, 1), (4, 0), (0, 5)}), frozenset({(0, 0)})])

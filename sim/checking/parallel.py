@@ -25,6 +25,7 @@ from __future__ import annotations
 import time
 from array import array
 from contextlib import AbstractContextManager
+from functools import partial
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -33,7 +34,8 @@ from sim.checking.codes import Codes
 from sim.checking.explorer import CheckOptions, CheckResult, Explorer
 from sim.checking.liveness import NO_CLASS
 from sim.checking.memory import rss_mb
-from sim.checking.partition import KEY_BITS, Budget, Settle, owners_of
+from sim.checking.ownership import choose
+from sim.checking.partition import KEY_BITS, Budget, Settle
 from sim.checking.workers import ModelReference, WorkerGroup, dask_partitions, local_partitions
 from sim.core.model import Action, Model
 from sim.core.paths import located
@@ -96,8 +98,8 @@ class PartitionedExplorer(Explorer):
     def _group(self) -> AbstractContextManager[WorkerGroup]:
         if self.reference is not None and self.dask is not None:
             return dask_partitions(self.dask, self.reference, self.workers if self.workers > 1 else None,
-                                   self.symmetry)
-        return local_partitions(self.model, self.workers, self.symmetry)
+                                   self.symmetry, partial(choose, self.product))
+        return local_partitions(self.model, self.workers, self.symmetry, partial(choose, self.product))
 
     # ------------------------------------------------------------------ search
     def run(self, resumed: Any = None, seconds_before: float = 0.0) -> CheckResult:
@@ -123,7 +125,7 @@ class PartitionedExplorer(Explorer):
         """Level after level until the search ends; returns how many states it leaves queued."""
         opts = self.options
         self.met = [[] for _ in range(group.count)]
-        settle = self._initial(group.count)
+        settle = self._initial(group)
         start, end, depth = 0, len(self.parents), 0
         unexpanded = 0  # states of the last level left unexpanded where the search stopped inside it
         stopping = self._stopped()
@@ -173,9 +175,9 @@ class PartitionedExplorer(Explorer):
                 self._flush_edges()
                 return 0
 
-    def _initial(self, workers: int) -> list[Settle]:
+    def _initial(self, group: WorkerGroup) -> list[Settle]:
         """Number and judge the initial states here, as the explorer does, and deal them to their owners."""
-        found: list[list[tuple[int, Any]]] = [[] for _ in range(workers)]
+        found: list[list[tuple[int, Any]]] = [[] for _ in range(group.count)]
         for k, init in enumerate(self.product.init_states()):
             key = self._key(init)
             if key in self.visited:
@@ -185,7 +187,7 @@ class PartitionedExplorer(Explorer):
                 self._judge_state(index, init, None)
             except ModelError as error:
                 raise error.with_path((), f"initial state {k}") from None
-            found[int(owners_of([key], workers, self.dask is None)[0])].append((index, init))
+            found[int(group.ownership.owners([key], group.count)[0])].append((index, init))
         self.indices = [np.array([index for index, _ in mine], dtype=np.int64) for mine in found]
         return [Settle(initial=mine, judge=False) for mine in found]
 

@@ -1,6 +1,6 @@
 """One worker's share of a partitioned breadth-first search (`sim.checking.parallel` drives it).
 
-Each state has one owner among the N workers (`owners_of`). A worker keeps the states it owns in a
+Each state has one owner among the N workers (`sim.checking.ownership`). A worker keeps the states it owns in a
 dict, as the one-process explorer keeps all of them (exact: no fingerprint stands for a state), and
 expands them when their level comes. Every state it meets, whoever owns it, gets a code of this worker
 the first time it is met (0, 1, 2, ... in the order met) and keeps it: the coordinator holds what each
@@ -35,24 +35,14 @@ import numpy as np
 
 from sim.checking import transfer
 from sim.checking.memory import private_mb
+from sim.checking.ownership import WHOLE, Ownership
 from sim.checking.reduction import canonical
-from sim.core.fingerprint import fingerprint
 from sim.core.model import Action, Model
 from sim.core.product import Product, PState
 from sim.errors import ModelError
 
 KEY_BITS = 16  # a row's search key is (source index << KEY_BITS) | position of the action in actions()
 SOURCES_BETWEEN_CHECKS = 256  # a worker looks at the clock and its memory this often within a level
-
-
-def owners_of(keys: Sequence[Hashable], workers: int, forked: bool) -> np.ndarray:
-    """The worker that owns each state (by its key: the state, or its symmetry representative). Workers
-    forked from the coordinator share its hash seed, so Python's own hash places a state the same way
-    in every one of them; workers started elsewhere (Dask) agree only on the fingerprint. Which worker
-    owns a state changes where it is expanded, never the report."""
-    if forked:
-        return np.array([hash(key) for key in keys], dtype=np.int64) % workers
-    return np.array([fingerprint(key) % workers for key in keys], dtype=np.int64)
 
 
 @dataclass(frozen=True)
@@ -96,14 +86,12 @@ class Asked:
 class Partition:
     """The states one worker owns and knows, and the level it is working on."""
 
-    def __init__(self, model: Model, me: int, workers: int, symmetry: bool, forked: bool = True) -> None:
+    def __init__(self, model: Model, me: int, workers: int, symmetry: bool,
+                 ownership: Ownership = WHOLE) -> None:
         self.model = model
         self.product = Product(model)
-        self.me, self.workers, self.forked = me, workers, forked
+        self.me, self.workers, self.ownership = me, workers, ownership
         self.symmetry = symmetry
-        # as in the one-process explorer: each new state is judged by the state properties once, by its
-        # owner when it admits it, not on every step that reaches it (under symmetry, on every step)
-        self.moves = self.product.moves if symmetry else self.product.search_moves
         self.known: dict[Hashable, int] = {}  # key -> this worker's code of every state met, owned or not
         self.codes = 0  # how many codes are given: the next state met gets this one
         self.base = 0  # the first code of this level's unknown targets
@@ -227,21 +215,24 @@ class Partition:
         reply.update(reached=reached, unmet=bytes(unmet), trigger=bytes(trigger))
 
     def _expand(self, level: list[tuple[int, PState]], budget: Budget) -> dict[str, Any]:
-        product, model, symmetry = self.product, self.model, self.symmetry
-        keys, refs, codes = array("q"), array("q"), array("I")
+        """Expand the level's states through `Product.search`, which looks each target up in `known` and
+        gives a target met for the first time this worker's next code: every step becomes a row (its
+        search key, its target's code, its action's code), the targets new to this worker are this
+        level's unknown targets, and the steps that break a property its findings. As in the one-process
+        explorer, each new state is judged by the state properties once, by its owner when it admits it,
+        not on every step that reaches it (under symmetry, on every step)."""
+        product, symmetry = self.product, self.symmetry
+        search, known, key = product.search, self.known, (self._key if symmetry else None)
         self.base = self.codes
         self.unknown_keys, self.unknown_states, self.unknown_firsts = [], [], array("q")
-        known, unknown_keys, unknown_states = self.known, self.unknown_keys, self.unknown_states
-        unknown_firsts = self.unknown_firsts
+        unknown_keys, unknown_states, unknown_firsts = self.unknown_keys, self.unknown_states, self.unknown_firsts
         findings: list[tuple[str, str, int, int]] = []  # (property, message, source index, action or -1)
-        terminal = array("q")
+        sources, terminal = array("q"), array("q")
+        rows: list[tuple[int, Action, int]] = []  # every step of the level: (position, action, target's code)
+        fired: dict[str, int] = {}  # the coordinator counts the steps it takes from the rows
         deadline = None if budget.seconds is None else time.monotonic() + budget.seconds
         ceiling = None if budget.memory_mb is None else private_mb() + budget.memory_mb
-        action_codes = self.actions
-        add_key, add_ref, add_code = keys.append, refs.append, codes.append
         failure: dict[str, Any] = {}
-        rows = reported = 0
-        unseen = self.codes  # the code the next unknown target gets
         try:
             for count, (index, state) in enumerate(level):
                 if count % SOURCES_BETWEEN_CHECKS == SOURCES_BETWEEN_CHECKS - 1:
@@ -249,48 +240,50 @@ class Partition:
                         return {"stopped": "time"}
                     if ceiling is not None and private_mb() > ceiling:
                         return {"stopped": "memory"}
-                self.at, rows, reported = index, len(keys), len(findings)
+                self.at, before = index, len(rows)
+                steps, found = search(state, known, fired, key=key, judge_every=symmetry, every=rows)
                 base = index << KEY_BITS
-                moves = self.moves(state)
-                for k, action, target, violations in moves:
-                    key = canonical(model, target) if symmetry else target
-                    ref = known.setdefault(key, unseen)  # one hash of the state, known or not
-                    if ref == unseen:
-                        unseen += 1
-                        unknown_keys.append(key)
+                for position, _, target, violations in found:
+                    if target is not None:
+                        unknown_keys.append(self._key(target) if symmetry else target)
                         unknown_states.append(target)
-                        unknown_firsts.append(base | k)
-                    add_key(base | k)
-                    add_ref(ref)
-                    code = action_codes.get(action)
-                    if code is None:
-                        code = action_codes[action] = len(action_codes)
-                    add_code(code)
+                        unknown_firsts.append(base | position)
                     if violations:
-                        findings += [(v.property, v.message, index, k) for v in violations]
-                if not moves:
+                        findings += [(v.property, v.message, index, position) for v in violations]
+                sources.extend((index,) * steps)
+                if not steps:
                     terminal.append(index)
                     findings += [(v.property, v.message, index, -1) for v in product.end_violations(state)]
         except ModelError as error:  # the sources before this one are whole; the coordinator orders the error
             failure = {"error": error, "expanding": index}
-            for column in (keys, refs, codes):
-                del column[rows:]
-            del findings[reported:]
-            if terminal and terminal[-1] == index:
-                terminal.pop()
-        self.codes = unseen
+            del rows[before:]
+        self.codes = len(known)  # codes a failed expansion gave stay given, so that no two states share one
+        keys, refs, codes = self._rows(sources, rows)
         met = list(self.actions)[self.sent:]
         self.sent = len(self.actions)
-        return {**failure, **self._ask(), "base": self.base, "keys": np.frombuffer(keys, dtype=np.int64),
-                "refs": np.frombuffer(refs, dtype=np.int64), "codes": np.frombuffer(codes, dtype=np.uint32),
+        return {**failure, **self._ask(), "base": self.base, "keys": keys, "refs": refs, "codes": codes,
                 "met": [(action.kind, action.actor) for action in met], "findings": findings,
                 "terminal": np.frombuffer(terminal, dtype=np.int64)}
+
+    def _rows(self, sources: array, rows: list[tuple[int, Action, int]]) -> tuple[np.ndarray, ...]:
+        """The level's rows as the coordinator's columns: search keys, targets' codes and actions' codes
+        (each action met numbered in the order met, as `met` tells the coordinator)."""
+        if not rows:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint32)
+        positions, actions, targets = zip(*rows, strict=True)
+        numbered = self.actions
+        for action in dict.fromkeys(actions):
+            if action not in numbered:
+                numbered[action] = len(numbered)
+        keys = (np.frombuffer(sources, dtype=np.int64) << KEY_BITS) | np.array(positions, dtype=np.int64)
+        return (keys, np.array(targets, dtype=np.int64),
+                np.array(list(map(numbered.__getitem__, actions)), dtype=np.uint32))
 
     def _ask(self) -> dict[str, Any]:
         """This level's unknown targets by owner: those owned here are kept for `admit`; the others
         leave pickled, one `Asked` per owner."""
         keys = self.unknown_keys
-        owners = owners_of(keys, self.workers, self.forked)
+        owners = self.ownership.owners(keys, self.workers)
         by_owner = [np.flatnonzero(owners == owner) for owner in range(self.workers)]
         firsts = np.frombuffer(self.unknown_firsts, dtype=np.int64)
         mine = by_owner[self.me]

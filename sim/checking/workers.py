@@ -14,11 +14,12 @@ from __future__ import annotations
 import gc
 import multiprocessing as mp
 import traceback
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from sim.checking.ownership import Ownership
 from sim.checking.partition import Partition
 from sim.core.model import Model
 from sim.core.registry import get_model_spec
@@ -28,6 +29,7 @@ from sim.interrupts import quiet_teardown_logs, worker_pool
 
 class WorkerGroup(Protocol):
     count: int
+    ownership: Ownership  # how the partitions draw owners
 
     def call(self, method: str, args: Sequence[tuple]) -> list[Any]:
         """`method(*args[w])` on partition w, for every w at once; the replies in partition order."""
@@ -65,9 +67,10 @@ _INHERITED: dict[str, Any] = {}  # what the pool's forked workers find: the mode
 class PipeGroup:
     """Partitions in local processes, one pipe each."""
 
-    def __init__(self, pipes: list[Any]) -> None:
+    def __init__(self, pipes: list[Any], ownership: Ownership) -> None:
         self.pipes = pipes
         self.count = len(pipes)
+        self.ownership = ownership
 
     def call(self, method: str, args: Sequence[tuple]) -> list[Any]:
         for pipe, arg in zip(self.pipes, args, strict=True):
@@ -85,10 +88,13 @@ class PipeGroup:
 
 
 @contextmanager
-def local_partitions(model: Model, workers: int, symmetry: bool) -> Iterator[PipeGroup]:
-    """`workers` partitions in processes of `worker_pool`, terminated on leaving whatever happened."""
+def local_partitions(model: Model, workers: int, symmetry: bool,
+                     choose: Callable[[int, bool], Ownership]) -> Iterator[PipeGroup]:
+    """`workers` partitions in processes of `worker_pool`, terminated on leaving whatever happened, their
+    owners drawn as `choose(workers, forked=True)` says."""
     pipes = [mp.get_context("fork").Pipe() for _ in range(workers)]
-    _INHERITED.update(model=model, settings=(workers, symmetry), pipes=pipes)
+    ownership = choose(workers, True)
+    _INHERITED.update(model=model, settings=(workers, symmetry, ownership), pipes=pipes)
     try:
         with worker_pool(workers) as pool:
             _INHERITED.clear()
@@ -96,7 +102,7 @@ def local_partitions(model: Model, workers: int, symmetry: bool) -> Iterator[Pip
                 end.close()
             for me in range(workers):
                 pool.apply_async(_serve, (me,))  # one long task each: a busy worker takes no second one
-            yield PipeGroup([end for end, _ in pipes])
+            yield PipeGroup([end for end, _ in pipes], ownership)
     finally:
         _INHERITED.clear()
 
@@ -113,13 +119,16 @@ def _serve(me: int) -> None:
         if w != me:
             worker_end.close()
     pipe = pipes[me][1]
-    workers, symmetry = _INHERITED["settings"]
-    partition = Partition(_INHERITED["model"], me, workers, symmetry)
+    workers, symmetry, ownership = _INHERITED["settings"]
+    try:
+        partition: Partition | None = Partition(_INHERITED["model"], me, workers, symmetry, ownership)
+    except Exception:  # every call is answered with it: the coordinator waits on this pipe
+        partition, broken = None, WorkerFailure(f"worker {me} of the check could not start:\n{traceback.format_exc()}")
     gc.disable()
     while True:
         method, args = pipe.recv()
         try:
-            reply = getattr(partition, method)(*args)
+            reply = broken if partition is None else getattr(partition, method)(*args)
         except Exception:
             reply = WorkerFailure(f"worker {me} of the check failed:\n{traceback.format_exc()}")
         gc.collect(1)
@@ -131,16 +140,18 @@ def _serve(me: int) -> None:
 class RemotePartition(Partition):
     """A partition built on a Dask worker from the model's reference."""
 
-    def __init__(self, reference: ModelReference, me: int, workers: int, symmetry: bool) -> None:
-        super().__init__(reference.build(), me, workers, symmetry, forked=False)
+    def __init__(self, reference: ModelReference, me: int, workers: int, symmetry: bool,
+                 ownership: Ownership) -> None:
+        super().__init__(reference.build(), me, workers, symmetry, ownership)
 
 
 class ActorGroup:
     """Partitions as Dask actors, spread over the cluster's workers."""
 
-    def __init__(self, actors: list[Any]) -> None:
+    def __init__(self, actors: list[Any], ownership: Ownership) -> None:
         self.actors = actors
         self.count = len(actors)
+        self.ownership = ownership
 
     def call(self, method: str, args: Sequence[tuple]) -> list[Any]:
         futures = [getattr(actor, method)(*arg) for actor, arg in zip(self.actors, args, strict=True)]
@@ -148,10 +159,11 @@ class ActorGroup:
 
 
 @contextmanager
-def dask_partitions(address: str, reference: ModelReference, partitions: int | None,
-                    symmetry: bool) -> Iterator[ActorGroup]:
+def dask_partitions(address: str, reference: ModelReference, partitions: int | None, symmetry: bool,
+                    choose: Callable[[int, bool], Ownership]) -> Iterator[ActorGroup]:
     """One partition per worker of the cluster at `address` ("local": a cluster started here and closed
-    on leaving), or `partitions` of them spread round the workers."""
+    on leaving), or `partitions` of them spread round the workers, their owners drawn as `choose(count,
+    forked=False)` says (the workers do not share the command's hash seed)."""
     from sim.simulate.executors import dask_client
 
     client, cluster = dask_client(address)
@@ -160,9 +172,10 @@ def dask_partitions(address: str, reference: ModelReference, partitions: int | N
         if not names:
             raise UsageError(f"--dask {address}: the scheduler has no workers; start some, or use `local`")
         count = partitions or len(names)
-        futures = [client.submit(RemotePartition, reference, me, count, symmetry, actor=True,
+        ownership = choose(count, False)
+        futures = [client.submit(RemotePartition, reference, me, count, symmetry, ownership, actor=True,
                                  workers=[names[me % len(names)]], pure=False) for me in range(count)]
-        yield ActorGroup([future.result() for future in futures])
+        yield ActorGroup([future.result() for future in futures], ownership)
     except BaseException:  # Ctrl-C or an error: actors torn down mid-call log errors that tell the user nothing
         quiet_teardown_logs()
         raise
