@@ -144,3 +144,14 @@ def test_a_ctrl_c_while_the_loop_is_built_is_raised_once_it_is_whole(monkeypatch
     finally:
         signal.signal(signal.SIGINT, previous)
     assert [str(u.exc_value) for u in unraisable] == []
+
+
+def test_a_loop_a_ctrl_c_stopped_before_its_set_up_is_finalized_quietly(monkeypatch):
+    """A SIGINT can land after the loop object exists and before its `__init__` defers interrupts (here:
+    the object made and dropped without `__init__`): its finalizer has nothing to close and prints nothing."""
+    unraisable = []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+    loop = VirtualLoop.__new__(VirtualLoop)
+    del loop
+    gc.collect()
+    assert [str(u.exc_value) for u in unraisable] == []

@@ -147,6 +147,10 @@ class VirtualLoop(asyncio.SelectorEventLoop):
     would do (`describe`); `after_step` callables run after each step, to observe the program between
     its atomic steps."""
 
+    # a Ctrl-C can land after the object exists and before `__init__` defers it: asyncio's finalizer then
+    # meets a loop with none of its set-up, and one that never got it counts as closed, with nothing to do
+    _closed = True
+
     def __init__(self, scheduler: Scheduler, start_time: float = 0.0, max_steps: int | None = None,
                  max_time: float | None = None, describe_decisions: bool = False) -> None:
         # built whole: a Ctrl-C raised halfway through asyncio's own set-up would leave a loop without its
