@@ -193,6 +193,12 @@ def test_monitor_states_keep_their_hash_equal_a_plain_tuple_and_pickle_as_one() 
     assert type(pickle.loads(pickle.dumps(vector))) is MonitorStates
 
 
+def test_a_monitor_vector_is_one_object_per_value_made_again_or_arriving_pickled() -> None:
+    """So a search compares the monitor part of a state it meets again by identity."""
+    vector = MonitorStates(((("s2", "accepted"),), ("c1",), True))
+    assert MonitorStates(list(vector)) is vector and pickle.loads(pickle.dumps(vector)) is vector
+
+
 @dataclass(frozen=True)
 class AsDataclass:
     q: tuple

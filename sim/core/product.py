@@ -49,17 +49,26 @@ SETTLED_LIMIT = 100_000  # monitor states remembered with the liveness bits of t
 
 
 class MonitorStates(tuple):
-    """The monitor part of a product state: a tuple that computes its hash once. A search hashes every
-    state it reaches, and the monitors' open obligations are often the larger part of a state, while
-    the distinct monitor vectors are few and each is built once (`Product._follow` remembers them).
+    """The monitor part of a product state: a tuple that computes its hash once, and of which a process
+    holds one object per value. A search hashes every state it reaches, and the monitors' open
+    obligations are often the larger part of a state, while the distinct monitor vectors are few; and it
+    compares every state it meets again with the one it keeps, monitor part too, which for one object
+    is an identity check where two equal objects would be compared field by field (two steps can reach
+    one vector from different ones, and a state that crossed from another worker arrives as a copy).
     Equal to, and hashed like, the plain tuple of the same states; pickled as one, without the hash
-    (which depends on the process's hash seed)."""
+    (which depends on the process's hash seed), and made the one object of its value again on arrival."""
 
     hash: int
 
     def __new__(cls, states: Iterable[Hashable]) -> MonitorStates:
         self = tuple.__new__(cls, states)
         self.hash = tuple.__hash__(self)
+        held = _ONE_OF_EACH.get(self)
+        if held is not None:
+            return held
+        if len(_ONE_OF_EACH) >= SETTLED_LIMIT:  # past it, a value may have two objects: slower, never wrong
+            _ONE_OF_EACH.clear()
+        _ONE_OF_EACH[self] = self
         return self
 
     def __hash__(self) -> int:
@@ -67,6 +76,9 @@ class MonitorStates(tuple):
 
     def __reduce__(self) -> tuple[Any, tuple[tuple, ...]]:
         return (MonitorStates, (tuple(self),))
+
+
+_ONE_OF_EACH: dict[MonitorStates, MonitorStates] = {}  # the object of each monitor vector made in this process
 
 
 class Violation(NamedTuple):
