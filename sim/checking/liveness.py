@@ -12,11 +12,14 @@ only draws the fair cycle inside the one component the counterexample needs.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import networkx as nx
 import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import breadth_first_order, connected_components
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 NO_CLASS = 0xFFFF
 
@@ -73,6 +76,8 @@ def find_lasso(unmet: np.ndarray, trigger: np.ndarray, terminal: np.ndarray, ena
         route.append(node)
     if terminal[node] and not fair[labels[node]]:
         return Lasso(start, route, None)
+    import networkx as nx  # only a fair cycle needs it, and importing it costs every check a tenth of a second
+
     members = labels[src] == labels[node]
     component = nx.DiGraph()
     for u, v, c in zip(src[members & inside].tolist(), dst[members & inside].tolist(),
@@ -87,6 +92,7 @@ def find_lasso(unmet: np.ndarray, trigger: np.ndarray, terminal: np.ndarray, ena
 def fair_cycle(component: nx.DiGraph, node: int) -> list[int]:
     """A cycle from `node` back to itself through `component` that takes an edge of every fair actor
     acting inside it, so the printed lasso is itself fair."""
+    import networkx as nx
     needed: dict[int, tuple[int, int]] = {}
     for u, v, data in sorted(component.edges(data=True)):
         for c in sorted(data["classes"]):
