@@ -5,12 +5,12 @@ A worker that meets a state another worker owns, for the first time, sends it to
 (`sim.checking.partition`), and the owner looks it up again: the dearest thing a partitioned search
 does that one process does not. An owner drawn from a hash of the whole state sends about half of all
 the states a search meets across, since a step changes the state and with it, by chance, the owner.
-An owner drawn from the fields that few steps change keeps most steps with the worker that took them
-(the locality of a partition function, as distributed model checkers since Lerda and Sisto's SPIN
-have used it: there, the local state of one process). Left out, the fields most steps change, such as
-a queue's contents or a per-call status, make it a coarser partition: more states share one value of
-what is kept, and the workers' shares of a level grow less even. So it keeps a field when few steps
-change it, and keeps enough of them to tell many states apart:
+An owner drawn from the fields that few steps change keeps most steps with the worker that took them:
+a distribution policy that trades cross transitions for a modest imbalance between workers, as Orzan,
+van de Pol and Valero Espada's does from an abstraction of the state space (ENTCS 128, 2005). Left
+out, the fields most steps change, such as a queue's contents or a per-call status, make it a coarser
+partition: more states share one value of what is kept, and the workers' shares of a level grow less
+even. So it keeps a field when few steps change it, and keeps enough of them to tell many states apart:
 
 - a breadth-first search of the model's first `SAMPLE` states (`sim.checking.search`; the model's
   steps alone, no monitor or property) counts, for each field of the model state (a named tuple's, a
