@@ -305,51 +305,35 @@ class Explorer:
             state, self.visited, self.fired, key=self._key if self.symmetry else None,
             judge_every=not self.judge_targets, every=every)
         self.transitions += count
-        if found:
-            self._take(index, depth + 1, found, frontier)
+        append, child_depth = frontier.append, depth + 1
+        # a new state is judged in one pass over the unwrapped predicates: the sometimes-properties not
+        # yet reached and, where the search left it to here, the state properties; only a state one of
+        # them flags (or that raises) is judged again, property by property (`_judge_state`)
+        judging = self.product.state_predicates if self.judge_targets else ()
+        for k, code, target, violations in found:  # the steps that reach a new state or break a property
+            if violations:
+                self._record_violations(index, k, violations)
+            if target is not None:
+                self._record_state(code, index, k, child_depth, target)
+                model_state, suspect = target[0], False
+                try:
+                    for holds in self.reaching:
+                        if holds(model_state):
+                            suspect = True
+                    for judge in judging:
+                        if not judge(model_state):
+                            suspect = True
+                except Exception:
+                    suspect = True
+                if suspect:
+                    self._judge_state(code, target, index)
+                append((code, target, child_depth))
         if every is not None and self.track_graph:  # recording a state may have dropped the graph
             self._record_edges(index, every)
         if not count:
             self.terminal[index] = 1
             for violation in self.product.end_violations(state):
                 self._record_violation_at(index, violation)
-
-    def _take(self, index: int, depth: int, found: list, frontier: Frontier) -> None:
-        """The steps from state `index` that reach a new state or break a property (`Product.search`): the
-        violations recorded, each new state entered at `depth` and queued. A new state is judged in one
-        pass over the unwrapped predicates: the sometimes-properties not yet reached and, where the search
-        left it to here, the state properties; only a state one of them flags (or that raises) is judged
-        again, property by property (`_judge_state`)."""
-        judging = self.product.state_predicates if self.judge_targets else ()
-        reaching, append = self.reaching, frontier.append
-        parents, actions, depths, terminal = self.parents, self.action_index, self.depths, self.terminal
-        for k, code, target, violations in found:
-            if violations:
-                self._record_violations(index, k, violations)
-            if target is None:
-                continue
-            parents.append(index)
-            actions.append(k)
-            depths.append(depth)
-            terminal.append(0)
-            if self.track_graph:  # recording a state may drop the graph
-                self._record_liveness(code, index, target)
-            model_state, suspect = target[0], False
-            try:
-                for holds in reaching:
-                    if holds(model_state):
-                        suspect = True
-                for judge in judging:
-                    if not judge(model_state):
-                        suspect = True
-            except Exception:
-                suspect = True
-            if suspect:
-                self._judge_state(code, target, index)
-                reaching = self.reaching
-            append((code, target, depth))
-        if depth > self.max_depth:
-            self.max_depth = depth
 
     def _record_edges(self, index: int, every: list[tuple[int, Action, int]]) -> None:
         """The liveness graph's part from state `index`: the fair actors enabled there, and its steps
@@ -385,19 +369,15 @@ class Explorer:
         if depth > self.max_depth:
             self.max_depth = depth
         if self.track_graph:
-            self._record_liveness(index, parent, state)
+            unmet, trig = self.product.liveness_bits(state)
+            if parent == -1:
+                trig |= self.untriggered
+            self.unmet.append(unmet)
+            self.trigger.append(trig)
+            self.enabled.append(0)
+            if index + 1 > self.options.liveness_limit:
+                self._drop_graph(f"more than {self.options.liveness_limit:,} states (--liveness-limit)")
         return index
-
-    def _record_liveness(self, index: int, parent: int, state: PState) -> None:
-        """State `index`'s row of the liveness graph: its unmet goals and its triggers."""
-        unmet, trig = self.product.liveness_bits(state)
-        if parent == -1:
-            trig |= self.untriggered
-        self.unmet.append(unmet)
-        self.trigger.append(trig)
-        self.enabled.append(0)
-        if index + 1 > self.options.liveness_limit:
-            self._drop_graph(f"more than {self.options.liveness_limit:,} states (--liveness-limit)")
 
     def _drop_graph(self, reason: str) -> None:
         self.track_graph = False

@@ -78,7 +78,7 @@ def choose(product: Product, workers: int, forked: bool) -> Ownership:
     if shape is None:
         return whole
     names, read = shape
-    sample = _Sample(read)
+    sample = _Sample(read, len(names))
     try:
         breadth_first([state for state, _ in initial], lambda s: [(None, t) for t in product.next_states(s)],
                       visitor=sample, budget=SAMPLE)
@@ -100,19 +100,17 @@ def choose(product: Product, workers: int, forked: bool) -> Ownership:
 class _Sample(Visitor[Hashable, Hashable, None]):
     """The sampled states' field values, and per field how many sampled steps change it."""
 
-    def __init__(self, read: Callable[[Any], tuple]) -> None:
+    def __init__(self, read: Callable[[Any], tuple], fields: int) -> None:
         self.read = read
         self.values: list[tuple] = []
         self.steps = 0
-        self.changed: list[int] = []
+        self.changed = [0] * fields
 
     def discovered(self, node: Hashable, key: Hashable, depth: int) -> None:
         self.values.append(self.read(node))
 
     def expanded(self, node: Hashable, key: Hashable, depth: int, edges: Sequence[tuple[None, Hashable]]) -> None:
         source = self.read(node)
-        if not self.changed:
-            self.changed = [0] * len(source)
         for _, target in edges:
             self.steps += 1
             for k, (before, after) in enumerate(zip(source, self.read(target), strict=True)):

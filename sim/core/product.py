@@ -343,7 +343,7 @@ class Product:
         for position, (action, nxt, facts) in enumerate(steps):
             if nxt is None:
                 continue
-            if facts:
+            if facts:  # `_after`, written out: a call per step costs this loop a few percent
                 if type(facts) is not tuple:
                     facts = tuple(facts)
                 try:
