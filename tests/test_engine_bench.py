@@ -41,7 +41,7 @@ def test_quick_mode_runs_every_engine_of_every_model_and_compares_reports() -> N
         generic, old = rows[0], rows[1]
         assert old.same == "n/a"
         if case.in_baseline:
-            assert generic.same in ("yes", "no") and (generic.same == "yes") == (generic.report == old.report)
+            assert generic.same == bench.sameness(generic.report, old.report)
         else:
             assert generic.same == "n/a" and old.note.startswith("not run") and old.states is None
         if case.vector:
@@ -49,10 +49,12 @@ def test_quick_mode_runs_every_engine_of_every_model_and_compares_reports() -> N
         alone = next(row for row in rows if row.engine == bench.MODEL_ALONE)
         assert alone.states == generic.states and alone.cpu > 0  # the model's code over the search's states
     teaching = results[0][1]
+    foundry = results[2][1]
+    assert foundry[0].same == "kept"  # the model gained properties since the baseline; nothing else changed
     assert teaching[2].same == "yes"  # the vector engine writes the generic engine's report
     lines = bench.table(results)
     assert len(lines) == 1 + sum(len(rows) for _, rows in results)
-    assert all(line.split()[-1] in ("yes", "no", "n/a") for line in lines[1:] if "not run" not in line
+    assert all(line.split()[-1] in ("yes", "kept", "no", "n/a") for line in lines[1:] if "not run" not in line
                and "not installed" not in line)
     assert len(bench.ratios([results], bench.BASELINE)) == len(results)
 
@@ -73,3 +75,13 @@ def test_ratios_over_rounds_are_medians_with_their_spread() -> None:
         "model code alone/generic median 2.00x (1.33x to 4.00x over 3), "
         "model code alone/generic@B median 4.00x (4.00x to 4.00x over 3), "
         "--workers 2/generic (wall) median 2.00x (2.00x to 2.00x over 3)"]
+
+
+def test_the_same_column_tells_a_report_that_only_adds_from_one_that_changes() -> None:
+    old = {"status": "ok", "states": 7, "properties": [{"name": "a", "status": "holds"}]}
+    assert bench.sameness(dict(old), old) == "yes"
+    grown = {**old, "coverage": {"x": 1}, "properties": [*old["properties"], {"name": "b", "status": "holds"}]}
+    assert bench.sameness(grown, old) == "kept"
+    assert bench.sameness({**grown, "states": 8}, old) == "no"
+    assert bench.sameness({**grown, "properties": [{"name": "a", "status": "violated"}]}, old) == "no"
+    assert bench.sameness({"status": "ok", "states": 7, "properties": []}, old) == "no"  # a verdict lost
