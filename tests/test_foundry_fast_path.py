@@ -10,7 +10,6 @@ import pytest
 import models.foundry.model
 from models.foundry import SPEC
 from models.foundry.model import FoundryModel
-from models.foundry.properties import seeing
 from models.foundry.spec import BUGS
 from models.foundry.state import FoundryState
 from sim.core.model import Action, Always
@@ -82,13 +81,18 @@ def test_each_kind_filter_leaves_out_only_steps_its_property_holds_on(params, bu
 
 @pytest.mark.parametrize(("params", "bug"), [(SMALL, None), ({**SMALL, "shutdowns": 1}, None)])
 def test_the_events_the_properties_read_are_those_observed(params, bug):
-    """Each step asked for twice, and a state's steps one after the other, as the engine judges them."""
+    """As the engine judges them: a state's steps taken first (`successor_facts`), then each asked for
+    twice; and a step the search did not take (a trace's), asked for on its own."""
     model = build(params, bug)
-    shown = seeing(model.observe)
+    observer = build(params, bug)  # a model of its own, so that nothing is kept between the two
+    other = build(params, bug)  # one that takes no step
     for s in reachable(model):
-        for a in model.actions(s):
-            t = model.next_state(s, a)
-            assert shown(s, a, t) == shown(s, a, t) == tuple(model.observe(s, a, t))
+        steps = model.successor_facts(s)
+        for a, t, _ in steps:
+            assert model.events_of(s, a, t) is model.events_of(s, a, t)
+            assert model.events_of(s, a, t) == tuple(observer.observe(s, a, t))
+        for a, t, _ in steps:
+            assert other.events_of(s, a, t) == tuple(observer.observe(s, a, t))
 
 
 def test_a_start_outcome_remembered_by_too_small_a_key_is_caught(monkeypatch):

@@ -51,7 +51,11 @@ RECORD_FIELDS = ("status", "last", "active", "queue", "turn", "cancel", "request
 record = attrgetter(*RECORD_FIELDS)
 READ_LIMIT = 1 << 12  # tuples of events a reading remembers; past it it starts again
 R = TypeVar("R")
-Observe = Callable[[FoundryState, Action, FoundryState], Sequence[Event]]
+EventsOf = Callable[[FoundryState, Action, FoundryState], Sequence[Event]]
+"""The events of the step (state, action, next state): `FoundryModel.events_of`, which hands over those the
+step built when the search took it, so that no property observes a step again and the engine can step
+the model by `successor_facts`, facts alone. A property asks for them only where the states leave its
+verdict open."""
 # the action kinds whose steps can break a step property, as `next_state` and `observe` make them: a
 # kind left out keeps what the property reads as it was (tests/test_foundry_fast_path.py)
 ENTERS_TURN = ("caller.start", "framework.advance", "framework.recover")  # set up a turn, change `active`
@@ -77,24 +81,6 @@ def reading(derive: Callable[[Sequence[Event]], R]) -> Callable[[Sequence[Event]
     return read
 
 
-def seeing(observe: Observe) -> Observe:
-    """The events of a step as `observe`, the model's own, shows them, for the properties that judge them:
-    they ask for them themselves, where a step's state leaves their verdict open, so that no property
-    needs the engine to build a step's events and a search can ask the model for facts alone
-    (`FoundryModel.successor_facts`). The judges of one step run one after the other, so the events of
-    the step observed last are kept for the next judge to share."""
-    last: list[Any] = [None, None, None, ()]
-
-    def shown(s: S, a: Action, t: S) -> Sequence[Event]:
-        if t is last[2] and s is last[0] and a is last[1]:
-            return last[3]
-        events = tuple(observe(s, a, t))
-        last[:] = s, a, t, events
-        return events
-
-    return shown
-
-
 def start_outcome(events: Sequence[Event]) -> str:
     """What a start() answered, as its events show it on either surface: a rejection's name, `queued`,
     or `fresh` for an input that runs at once (a resumed chain shows as one)."""
@@ -109,12 +95,11 @@ def start_outcome(events: Sequence[Event]) -> str:
     return result.name
 
 
-def properties(params: Mapping[str, Any], bug: str | None, observe: Observe) -> list[Property]:
+def properties(params: Mapping[str, Any], bug: str | None, shown: EventsOf) -> list[Property]:
     """The invariants and guards of one configuration (the bug variant changes the model, not what it
     must satisfy). What start() answered and the `ctx.input_id` a turn sees are read from the step's
-    events, as `observe` (the model's) shows them."""
+    events, as `shown` (the model's `events_of`) gives them."""
     cap, steerable, precancel = params["queue_cap"], params["steerable"], params["precancel_if_successors"]
-    shown = seeing(observe)
     answered = reading(start_outcome)
 
     def fifo(s: S, a: Action, t: S) -> bool:
@@ -240,7 +225,7 @@ def _guards(params: Mapping[str, Any], full: str, precondition: str) -> list[Pro
     return out
 
 
-def _observations(params: Mapping[str, Any], shown: Observe) -> list[Property]:
+def _observations(params: Mapping[str, Any], shown: EventsOf) -> list[Property]:
     """Properties over what a step emits (its native events and their facts), besides those above that
     read the record: each judges an event the caller, the handler or a recorded trace would see, so a
     step that emits the wrong thing is seen even when the state it reaches is right."""

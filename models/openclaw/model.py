@@ -23,6 +23,7 @@ from models.openclaw.spec import DEFAULT_TIMING
 from models.openclaw.state import ENDING, IDLE, START, OpenClawState, Step
 from sim.core.facts import Fact
 from sim.core.model import Action, Event, ModelBase, Property
+from sim.core.taken import StepsTaken
 
 RUNTIME_STEPS = {
     "seq-a": "tool.checkpoint_a",
@@ -62,7 +63,7 @@ class OpenClawModel(ModelBase):
         super().__init__(None, cfg.bug)
         self.cfg = cfg
         self._properties = properties(cfg, self.events_of)
-        self._stepped: tuple[OpenClawState | None, dict[Action, Sequence[Event]]] = (None, {})
+        self._taken = StepsTaken()  # the events of the steps of the state stepped last, for `events_of`
         self._memo = StepMemo(self._apply, cfg)
 
     def init_states(self) -> Sequence[OpenClawState]:
@@ -145,16 +146,13 @@ class OpenClawModel(ModelBase):
 
     def successor_facts(self, s: OpenClawState) -> list[tuple[Action, OpenClawState, tuple[Fact, ...]]]:
         """Every step of `s` with its facts, each step's events kept for the properties (`events_of`)."""
-        stepped: dict[Action, Sequence[Event]] = {}
-        self._stepped = (s, stepped)
+        stepped = self._taken.of(s)
         return [(a, *self._stepped_facts(s, a, stepped)) for a in self.actions(s)]
 
     def step_facts(self, s: OpenClawState, a: Action) -> tuple[OpenClawState, tuple[Fact, ...]]:
         """One step with its facts, its events kept for the properties (`events_of`) beside those of the
         other steps of `s` taken so far."""
-        if self._stepped[0] is not s:
-            self._stepped = (s, {})
-        return self._stepped_facts(s, a, self._stepped[1])
+        return self._stepped_facts(s, a, self._taken.of(s))
 
     def _stepped_facts(self, s: OpenClawState, a: Action, stepped: dict[Action, Sequence[Event]]
                        ) -> tuple[OpenClawState, tuple[Fact, ...]]:
@@ -172,11 +170,8 @@ class OpenClawModel(ModelBase):
     def events_of(self, s: OpenClawState, a: Action) -> Sequence[Event]:
         """The events of the step (s, a): those the search just built, when it stepped `s` through
         `successor_facts` or `step_facts` (the engine judges a state's steps right after taking them),
-        else `step`'s own, kept for the next property that asks. The memo holds `s`, so no other state
-        can take its identity while it lives."""
-        if self._stepped[0] is not s:
-            self._stepped = (s, {})
-        stepped = self._stepped[1]
+        else `step`'s own, kept for the next property that asks (`sim.core.taken`)."""
+        stepped = self._taken.of(s)
         events = stepped.get(a)
         if events is None:
             events = stepped[a] = self.step(s, a)[1]
