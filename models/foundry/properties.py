@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from operator import attrgetter
-from typing import Any, TypeVar
+from typing import Any
 
 from models.foundry.events import HTTP_REPLY
 from models.foundry.facts import facts
@@ -42,6 +42,7 @@ from models.foundry.state import (
     input_id,
     needs_recovery,
 )
+from sim.core.identity import ByIdentity
 from sim.core.model import Action, Always, Event, Eventually, Property, Sometimes
 
 S = FoundryState
@@ -49,8 +50,6 @@ IN_FLIGHT = (ENTERING, RUNNING)
 REPLY_OUTCOME = {(status, code): outcome for outcome, (status, code, _) in HTTP_REPLY.items() if code is not None}
 RECORD_FIELDS = ("status", "last", "active", "queue", "turn", "cancel", "requested", "seen", "futures", "handle")
 record = attrgetter(*RECORD_FIELDS)
-READ_LIMIT = 1 << 12  # tuples of events a reading remembers; past it it starts again
-R = TypeVar("R")
 EventsOf = Callable[[FoundryState, Action, FoundryState], Sequence[Event]]
 """The events of the step (state, action, next state): `FoundryModel.events_of`, which hands over those the
 step built when the search took it, so that no property observes a step again and the engine can step
@@ -61,24 +60,6 @@ verdict open."""
 ENTERS_TURN = ("caller.start", "framework.advance", "framework.recover")  # set up a turn, change `active`
 SPENDS_BUDGET = ("caller.cancel", "fault.crash", "process.shutdown", "handler.check")  # the environment's budgets
 RESOLVES_HANDLES = ("caller.cancel", "framework.resolve", "process.stop")  # the kinds that send TaskRun.result
-
-
-def reading(derive: Callable[[Sequence[Event]], R]) -> Callable[[Sequence[Event]], R]:
-    """`derive(events)`, remembered per tuple of events by identity (the tuple is kept, so its id stays its
-    own). The model shares each distinct tuple of events among all the steps that show it
-    (`models.foundry.events.Observer`), so a search derives what a property reads of the events once per
-    tuple, not once per step; a derivation that raises is not remembered, so it raises again."""
-    known: dict[int, tuple[Sequence[Event], R]] = {}
-
-    def read(events: Sequence[Event]) -> R:
-        hit = known.get(id(events))
-        if hit is None:
-            if len(known) >= READ_LIMIT:
-                known.clear()
-            hit = known[id(events)] = (events, derive(events))
-        return hit[1]
-
-    return read
 
 
 def start_outcome(events: Sequence[Event]) -> str:
@@ -100,7 +81,7 @@ def properties(params: Mapping[str, Any], bug: str | None, shown: EventsOf) -> l
     must satisfy). What start() answered and the `ctx.input_id` a turn sees are read from the step's
     events, as `shown` (the model's `events_of`) gives them."""
     cap, steerable, precancel = params["queue_cap"], params["steerable"], params["precancel_if_successors"]
-    answered = reading(start_outcome)
+    answered = ByIdentity(start_outcome)
 
     def fifo(s: S, a: Action, t: S) -> bool:
         return not (t.active != s.active and t.active >= 0 and s.queue and t.active != s.queue[0])
@@ -229,10 +210,10 @@ def _observations(params: Mapping[str, Any], shown: EventsOf) -> list[Property]:
     """Properties over what a step emits (its native events and their facts), besides those above that
     read the record: each judges an event the caller, the handler or a recorded trace would see, so a
     step that emits the wrong thing is seen even when the state it reaches is right."""
-    budgets = reading(_budget_reading)
-    results_of = reading(_results)
-    reply_read_as_spec = reading(lambda events: _reply_read_as_spec(params, events))
-    recovered_entries_cancelled = reading(_recovered_entries_cancelled)
+    budgets = ByIdentity(_budget_reading)
+    results_of = ByIdentity(_results)
+    reply_read_as_spec = ByIdentity(lambda events: _reply_read_as_spec(params, events))
+    recovered_entries_cancelled = ByIdentity(_recovered_entries_cancelled)
     max_cancels, max_crashes, max_shutdowns = params["queued_cancels"], params["crashes"], params["shutdowns"]
     max_checks, at_stop = params["handler_steps"], params["queued_handle_at_shutdown"]
 

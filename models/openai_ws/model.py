@@ -37,7 +37,6 @@ from typing import Any
 
 from models.openai_ws import wire
 from models.openai_ws.facts import facts
-from models.openai_ws.identity import ByIdentity
 from models.openai_ws.matching import frame_matches
 from models.openai_ws.spec import ACTION_KINDS, DEFAULT_TIMING
 from models.openai_ws.state import (
@@ -63,6 +62,7 @@ from models.openai_ws.state import (
     lane_stream_id,
 )
 from sim.core import facts as F
+from sim.core.identity import ByIdentity
 from sim.core.model import Action, Event, ModelBase, Property
 
 CLIENT, SERVER, CONNECTION = "client", "server", "connection"

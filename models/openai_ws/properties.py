@@ -17,7 +17,6 @@ from typing import Any
 from models.openai_ws import wire
 from models.openai_ws.client import CLIENT_RULES, RULE_FRAMES, VIEW_FIELDS, ClientView, canonical_input, judge
 from models.openai_ws.facts import facts
-from models.openai_ws.identity import ByIdentity
 from models.openai_ws.state import (
     ACCEPTED,
     AUTO,
@@ -35,6 +34,7 @@ from models.openai_ws.state import (
     WsState,
     lane_stream_id,
 )
+from sim.core.identity import ByIdentity
 from sim.core.model import Action, Always, Event, Property, Sometimes
 
 Params = Mapping[str, Any]

@@ -1,6 +1,7 @@
-"""Values computed of objects that a check hands out again and again: the events of a remembered step
-(`OpenAIWsModel._remembered_step`) are the same objects on every step that meets it, so what is read
-from them (their facts, their payloads grouped by name) is read once and kept with them."""
+"""Values computed of objects that a check hands out again and again: a model that remembers its steps
+hands out the same event objects on every step that meets one (openai-ws's remembered steps, foundry's
+observer), so what is read from them (their facts, their payloads grouped by name, what a property
+derives of them) is read once and kept with them."""
 
 from __future__ import annotations
 
