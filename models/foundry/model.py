@@ -350,8 +350,7 @@ class FoundryModel(ModelBase):
         and a search asks for in place of the events; the events are kept for the properties
         (`events_of`)."""
         t = self.next_state(s, a)
-        events = self.taken.of(s)[a] = tuple(self.observe(s, a, t))
-        return t, self.observer.facts_of(events)
+        return t, self.observer.facts_of(self.events_of(s, a, t))
 
     def successor_facts(self, s: FoundryState) -> list[tuple[Action, FoundryState, tuple[Fact, ...]]]:
         """Every step of `s` with its facts, in the order of `actions(s)`, in one call: `step_facts` written
