@@ -30,6 +30,12 @@ from sim.errors import (
     UsageError,
 )
 
+# A command's parallelism is its own (`--workers`, `--dask`) and it does no linear algebra that a second
+# BLAS thread would speed up, while OpenBLAS, which numpy and scipy each load, starts a thread per core
+# that spins for a while on loading: on two cores about a sixth of a second of CPU per command, taken
+# from the search it runs beside. Set on importing the command line, before any command loads numpy;
+# worker processes inherit it; a value the user set is kept.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 SEED_LIMIT = 2**64  # seeds are 64-bit: a trace's JSON seed stays exact in every reader
 MAX_SEEDS = 10**8  # runs of one command at most: a typo such as 0..10000000000 is refused, not started
 

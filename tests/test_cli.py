@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -140,3 +141,26 @@ def test_models_json_lists_parameters_with_defaults():
     assert {p["name"]: p["default"] for p in teaching["params"]} == {"K": 3, "N": 3, "Q": 2, "P": 3}
     assert all(p["doc"] for p in teaching["params"])
     assert {b["name"] for b in teaching["bugs"]} == set(TEACHING.bugs)
+
+
+CHILD_THREADS = """
+import os, sys
+from sim.cli import main
+code = main(["check", "teaching", "--json", os.devnull])
+print(code, os.environ["OPENBLAS_NUM_THREADS"], len(os.listdir("/proc/self/task")))
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="counts the process's threads in /proc")
+@pytest.mark.parametrize(("given", "threads"), [(None, 1), ("2", None)])
+def test_a_command_runs_on_one_thread_and_keeps_the_users_blas_setting(given, threads):
+    """numpy and scipy load OpenBLAS, which starts a thread per core that spins on loading; the check has
+    no use for them. Unless the user says otherwise, a command's process is the one thread it needs."""
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if given is not None:
+        env["OPENBLAS_NUM_THREADS"] = given
+    out = subprocess.run([sys.executable, "-c", CHILD_THREADS], capture_output=True, text=True, check=True, env=env,
+                         cwd=Path(__file__).resolve().parents[1]).stdout.split()[-3:]
+    assert out[:2] == ["0", given or "1"]
+    if threads is not None:
+        assert int(out[2]) == threads
