@@ -144,7 +144,7 @@ def test_models_json_lists_parameters_with_defaults():
 
 
 CHILD_THREADS = """
-import os, sys
+import os
 from sim.cli import main
 code = main(["check", "teaching", "--json", os.devnull])
 print(code, os.environ["OPENBLAS_NUM_THREADS"], len(os.listdir("/proc/self/task")))
