@@ -363,15 +363,14 @@ class FoundryModel(ModelBase):
             out.append((a, t, facts_of(events)))
         return out
 
-    def events_of(self, s: FoundryState, a: Action, t: FoundryState) -> tuple[Event, ...]:
+    def events_of(self, s: FoundryState, a: Action, t: FoundryState) -> Sequence[Event]:
         """The events of the step (s, a) to t, as `observe` shows them: those `step_facts` kept when the
         search took the step (it judges a state's steps right after taking them), else observed now and
         kept for the next property that asks (`sim.core.taken`)."""
-        taken = self.taken.of(s)
-        events = taken.get(a)
-        if events is None:
-            events = taken[a] = tuple(self.observe(s, a, t))
-        return events
+        return self.taken.events_of(s, a, self._observed, t)
+
+    def _observed(self, s: FoundryState, a: Action, t: FoundryState) -> tuple[Event, ...]:
+        return tuple(self.observe(s, a, t))  # `observe` as a subclass may define it, which may give a list
 
     def facts(self, event: Event) -> Sequence[Fact]:
         return self.observer.facts(event)

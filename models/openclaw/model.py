@@ -171,11 +171,10 @@ class OpenClawModel(ModelBase):
         """The events of the step (s, a): those the search just built, when it stepped `s` through
         `successor_facts` or `step_facts` (the engine judges a state's steps right after taking them),
         else `step`'s own, kept for the next property that asks (`sim.core.taken`)."""
-        stepped = self._taken.of(s)
-        events = stepped.get(a)
-        if events is None:
-            events = stepped[a] = self.step(s, a)[1]
-        return events
+        return self._taken.events_of(s, a, self._step_events)
+
+    def _step_events(self, s: OpenClawState, a: Action) -> Sequence[Event]:
+        return self.step(s, a)[1]
 
     def properties(self) -> list[Property]:
         return self._properties

@@ -8,7 +8,7 @@ model is its facts alone, so the events stay the model's business, and the engin
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 
 from sim.core.model import Action, Event
 
@@ -29,3 +29,13 @@ class StepsTaken:
         if self.state is not state:
             self.state, self.events = state, {}
         return self.events
+
+    def events_of(self, state: Hashable, action: Action, observe: Callable[..., Sequence[Event]],
+                  *args: object) -> Sequence[Event]:
+        """The events of the step (state, action): those kept, else `observe(state, action, *args)`'s,
+        kept for the next property that asks."""
+        kept = self.of(state)
+        events = kept.get(action)
+        if events is None:
+            events = kept[action] = observe(state, action, *args)
+        return events
