@@ -19,6 +19,7 @@ from models.codex.harness import binary, conform, normalise
 from models.codex.harness.appserver import Message
 from models.codex.harness.causes import CAUSES, REPRO_DIR
 from models.codex.harness.judge import judge_events
+from models.codex.harness.observe import observe
 from models.codex.harness.responses import ResponseStream
 from models.codex.harness.runner import Move, Recording, Request
 from models.codex.harness.scenarios import NAMED, SCENARIOS
@@ -68,6 +69,57 @@ def test_the_normaliser_removes_ids_dates_chunk_ids_wall_times_and_the_run_folde
                  "1796123516313", "1796125771789", "89808", "11-49-26"):
         assert gone not in text
     assert text.count("uuid-1") == 3 and "Chunk ID: CHUNK" in text and "Wall time: WALL seconds" in text
+
+
+def _steered_turn(replies_first: bool) -> Recording:
+    """A turn steered after its message is said, as Codex records it; with `replies_first` false,
+    each reply comes after the first notification its request caused, as Codex's two tasks allow."""
+    turn = "0193a1b2-0000-7000-8000-000000000001"
+
+    def note(method: str, **params: object) -> Message:
+        return Message(False, {"method": method, "params": params})
+
+    def user(phase: str, ident: str) -> Message:
+        return note(f"item/{phase}", turnId=turn, item={"type": P.USER_MESSAGE, "id": f"u-{ident}", "clientId": ident})
+
+    def agent(phase: str) -> Message:
+        return note(f"item/{phase}", turnId=turn, item={"type": P.AGENT_MESSAGE, "id": "msg_0001"})
+
+    def request(ident: str, method: str, **params: object) -> tuple[Message, ...]:
+        rid = len(rec.sent_kinds) + 1
+        rec.sent_kinds[rid] = (ident, P.ACTIVE, False)
+        return (Message(True, {"id": rid, "method": method, "params": params}),)
+
+    def ordered(reply: Message, caused: list[Message]) -> list[Message]:
+        return [reply, *caused] if replies_first else [*caused, reply]
+
+    def carrying(*idents: str) -> dict[str, object]:
+        return {"input": [{"role": "user", "content": [{"text": f"{i}: x"}]} for i in idents],
+                "client_metadata": {"turn_id": turn}}
+
+    rec = Recording("steer@said")
+    rec.messages += request("p1", "turn/start", clientUserMessageId="p1")
+    rec.messages += ordered(Message(False, {"id": 1, "result": {"turn": {"id": turn}}}),
+                            [note("turn/started", turn={"id": turn}), user("started", "p1"), user("completed", "p1")])
+    rec.requests.append(Request(1, carrying("p1"), len(rec.messages)))
+    for move, phase in ((P.TEXT_DELTA, "started"), (P.TEXT_DONE, "completed")):
+        rec.moves.append(Move(move, 1, len(rec.messages)))
+        rec.messages.append(agent(phase))
+    rec.messages += request("s1", "turn/steer", expectedTurnId=turn)
+    rec.messages += ordered(Message(False, {"id": 2, "result": {"turnId": turn}}),
+                            [user("started", "s1"), user("completed", "s1")])
+    rec.requests.append(Request(2, carrying("p1", "s1"), len(rec.messages)))
+    return rec
+
+
+def test_a_reply_after_the_notifications_its_request_caused_is_observed_before_them():
+    """Codex answers a request on one task and reports the turn it started on another: `turn/started` and the
+    user message's items can come before the `turn/start` reply, and a steer's `userMessage` before its
+    reply. Either order is the same run of the model."""
+    events = observe(_steered_turn(replies_first=True))
+    assert observe(_steered_turn(replies_first=False)) == events
+    assert [e.name for e in events[:2]] == ["turn/start", "turn/started"]
+    assert validate(SPEC.build(NAMED["steer@said"].model_params()), events).ok
 
 
 def _path_events(bug: str | None, kinds: list[str]) -> list:

@@ -1,7 +1,10 @@
 """A recording as the model's events: real ids renamed, requests paired with replies, model requests placed.
 
 Codex's stdout is one ordered channel, so a reply stands where Codex answered (an event about a request is
-placed at its reply, not where the harness wrote it: the harness's writes race Codex's output). A model
+placed at its reply, not where the harness wrote it: the harness's writes race Codex's output). Codex
+answers a request on one task and reports what the request caused on another, so a reply can also come
+after the first notification its request caused (`turn/started` before the `turn/start` reply, seen on a
+loaded machine): a request's event then stands just before that notification. A model
 request travels on another channel (HTTP), so its place among the notifications is what caused it: after
 the `userMessage` items of the messages it is the first to carry, the tool output it carries, or the reply
 that started its turn. Turns become `t1, t2` in the order they started, user messages are named by the
@@ -90,11 +93,12 @@ def observe(rec: Recording) -> list[Event]:
     accepted_by: dict[str, str] = {}  # steer -> the turn that accepted it
     completed_user: dict[str, int] = {}  # message -> position of its userMessage item/completed
     completed_call: dict[str, int] = {}
-    turn_replies: dict[str, int] = {}  # turn -> position of the turn/start reply that started it
+    turn_replies: dict[str, float] = {}  # turn -> where the turn/start that started it stands
+    first_caused = _first_caused(rec)
 
     for i, m in enumerate(rec.messages):
         if m.out:
-            _request_event(m.body, replies, rec, turns, accepted_by, turn_replies, timeline)
+            _request_event(m.body, replies, first_caused, rec, turns, accepted_by, turn_replies, timeline)
             continue
         method, params = m.method, m.body.get("params", {})
         if method == "turn/started":
@@ -119,8 +123,24 @@ def observe(rec: Recording) -> list[Event]:
     return _with_cuts([event for _, _, event in timeline], accepted_by)
 
 
-def _request_event(body: dict[str, Any], replies: dict[int, tuple[int, dict[str, Any]]], rec: Recording,
-                   turns: Turns, accepted_by: dict[str, str], turn_replies: dict[str, int],
+def _first_caused(rec: Recording) -> dict[tuple[str, str], int]:
+    """Where the first notification about each real turn (`("turn", id)`) and each user message's first
+    `userMessage` item (`("message", id)`) stand: what a `turn/start` or an accepted steer caused."""
+    first: dict[tuple[str, str], int] = {}
+    for i, m in enumerate(rec.messages):
+        params = m.body.get("params", {}) if not m.out else {}
+        turn = params.get("turnId") or params.get("turn", {}).get("id")
+        if m.method in ("turn/started", "item/started", "item/completed") and turn:
+            first.setdefault(("turn", str(turn)), i)
+        item = params.get("item", {})
+        if m.method == "item/started" and item.get("type") == P.USER_MESSAGE:
+            first.setdefault(("message", message_of(item)), i)
+    return first
+
+
+def _request_event(body: dict[str, Any], replies: dict[int, tuple[int, dict[str, Any]]],
+                   first_caused: dict[tuple[str, str], int], rec: Recording, turns: Turns,
+                   accepted_by: dict[str, str], turn_replies: dict[str, float],
                    timeline: list[tuple[float, int, Event]]) -> None:
     method = body.get("method")
     if method not in ("turn/start", "turn/steer", "turn/interrupt", "thread/read") or body["id"] not in replies:
@@ -145,22 +165,29 @@ def _request_event(body: dict[str, Any], replies: dict[int, tuple[int, dict[str,
         real = result["turn"]["id"]
         new = real not in turns.names
         turn = turns(real)
+        placed = _standing(at, first_caused.get(("turn", real) if new else ("message", ident)))
         if new:
-            turn_replies[turn] = at
+            turn_replies[turn] = placed
         else:
             accepted_by[ident] = turn
-        timeline.append((at, 0, P.turn_start(ident, P.STARTED if new else P.STEERED, turn)))
+        timeline.append((placed, 0, P.turn_start(ident, P.STARTED if new else P.STEERED, turn)))
         return
     if result is None:
         timeline.append((at, 0, P.turn_steer(ident, expected, empty, error_code(reply["error"]), "")))
         return
     turn = turns(result["turnId"])
     accepted_by[ident] = turn
-    timeline.append((at, 0, P.turn_steer(ident, expected, empty, P.ACCEPTED, turn)))
+    placed = _standing(at, first_caused.get(("message", ident)))
+    timeline.append((placed, 0, P.turn_steer(ident, expected, empty, P.ACCEPTED, turn)))
+
+
+def _standing(reply: float, caused: int | None) -> float:
+    """Where a request's event stands: at its reply, or just before the first notification it caused."""
+    return reply if caused is None else min(reply, caused - 0.25)
 
 
 def _place_requests(rec: Recording, turns: Turns, accepted_by: dict[str, str], completed_user: dict[str, int],
-                    completed_call: dict[str, int], turn_replies: dict[str, int],
+                    completed_call: dict[str, int], turn_replies: dict[str, float],
                     timeline: list[tuple[float, int, Event]]) -> None:
     seen: set[str] = set()
     reached_in: dict[str, set[str]] = {}
