@@ -128,9 +128,11 @@ def _first_caused(rec: Recording) -> dict[tuple[str, str], int]:
     `userMessage` item (`("message", id)`) stand: what a `turn/start` or an accepted steer caused."""
     first: dict[tuple[str, str], int] = {}
     for i, m in enumerate(rec.messages):
-        params = m.body.get("params", {}) if not m.out else {}
+        if m.method not in ("turn/started", "item/started", "item/completed"):
+            continue
+        params = m.body.get("params", {})
         turn = params.get("turnId") or params.get("turn", {}).get("id")
-        if m.method in ("turn/started", "item/started", "item/completed") and turn:
+        if turn:
             first.setdefault(("turn", str(turn)), i)
         item = params.get("item", {})
         if m.method == "item/started" and item.get("type") == P.USER_MESSAGE:
