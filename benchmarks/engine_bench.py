@@ -51,10 +51,11 @@ BASELINE = "10bf69d"
 MODEL_ALONE = "model code alone"
 
 # `main` of the CLI in this process, with the resident size before it and the CPU time of the searches
-# (each explorer's `run`, wherever the checkout keeps it: sim.checking.* now, sim.* at older commits)
+# (each explorer's `run`, wherever the checkout keeps it: steersim.checking.* now, sim.* at older commits)
 CHILD = r"""
-import importlib, json, resource, sys, time
-from sim.cli import main
+import importlib, json, os, resource, sys, time
+# the checkout's own CLI: before the import name steersim it was sim's
+main = importlib.import_module("steersim.cli" if os.path.exists("steersim/cli.py") else "sim.cli").main
 spent = [0.0]
 def timed(run):
     def wrapped(self, *args, **kwargs):
@@ -65,7 +66,7 @@ def timed(run):
             spent[0] += time.process_time() - start
     return wrapped
 for module, names in (("explorer", ("Explorer",)), ("vector", ("VectorExplorer",))):
-    for package in ("sim.checking.", "sim."):
+    for package in ("steersim.checking.", "sim.checking.", "sim."):
         try:
             found = importlib.import_module(package + module)
         except ImportError:
@@ -91,9 +92,9 @@ print(json.dumps({"code": code, "before": before, "peak": peak, "cpu": spent[0]}
 # built-in models remember steps, facts and events) it learns while timed, as a search's model does
 MODEL_CHILD = r"""
 import gc, json, sys, time
-from sim.checking.explorer import CheckOptions, Explorer
-from sim.core.model import AdaptedModel, Always, Eventually, as_model_base
-from sim.core.registry import get_model_spec
+from steersim.checking.explorer import CheckOptions, Explorer
+from steersim.core.model import AdaptedModel, Always, Eventually, as_model_base
+from steersim.core.registry import get_model_spec
 name, liveness, assignments = sys.argv[1], sys.argv[2] == "on", sys.argv[3:]
 spec = get_model_spec(name)
 params = spec.resolve(spec.parse_assignments(assignments), None)
@@ -266,7 +267,19 @@ class Baseline:
     def __enter__(self) -> Path:
         subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(self.path), self.rev],
                        capture_output=True, text=True, check=True)
+        if not (self.path / "steersim").exists():
+            self._name_old_models()
         return self.path
+
+    def _name_old_models(self) -> None:
+        """A checkout from before the import name `steersim` keeps its models in a top-level `models`, but
+        the installed entry points name `steersim.models.<system>`: without this package in the checkout
+        they would load today's models into the baseline's engine."""
+        package = self.path / "steersim" / "models"
+        package.mkdir(parents=True)
+        (package.parent / "__init__.py").write_text("")
+        (package / "__init__.py").write_text(
+            "from pathlib import Path\n\n__path__ = [str(Path(__file__).resolve().parents[2] / 'models')]\n")
 
     def __exit__(self, *exc: object) -> None:
         subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(self.path)],

@@ -16,9 +16,9 @@ from __future__ import annotations
 import argparse
 import time
 
-from sim.simulate.estimate import Plan
-from sim.simulate.queries import parse_query
-from sim.simulate.study import estimate_setting, setting
+from steersim.simulate.estimate import Plan
+from steersim.simulate.queries import parse_query
+from steersim.simulate.study import estimate_setting, setting
 
 
 def row(label: str, query: str, plan: Plan, workers: int) -> list[str]:

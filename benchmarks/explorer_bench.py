@@ -2,7 +2,7 @@
 
 All three search the same state graph (the teaching model and its Promela twin in ../shared/bench; the
 test suite checks the counts agree). steersim runs twice: with the vector engine, which `check` takes for
-the teaching model by default (its compiled kernel, `models/teaching/vector.py`), and with the generic
+the teaching model by default (its compiled kernel, `steersim/models/teaching/vector.py`), and with the generic
 engine that every model has (at the first size only: it is some forty times slower). Every engine runs
 in its own child process, one after the other, in this one run, so the ratios are measured side by side.
 Spin needs Debian's `spin` and `gcc` (`apt-get install -y spin gcc`); without them its rows say so.
@@ -31,8 +31,8 @@ BENCH = Path(__file__).resolve().parent.parent.parent / "shared" / "bench"
 
 STEERSIM = r"""
 import json, resource, sys, time
-from models.teaching import SPEC
-from sim import CheckOptions, check
+from steersim.models.teaching import SPEC
+from steersim import CheckOptions, check
 K, N, Q, P, por = (int(a) for a in sys.argv[1:6])
 engine = sys.argv[6]
 model = SPEC.build({"K": K, "N": N, "Q": Q, "P": P})

@@ -4,7 +4,7 @@
     python benchmarks/memory_bench.py --limit 250     # one limit for every row
 
 Each row runs `steersim check` in a fresh process and samples, every few milliseconds, what it holds as
-`--max-memory` counts it (`sim.checking.memory.group_mb`): its resident size and the private pages of the
+`--max-memory` counts it (`steersim.checking.memory.group_mb`): its resident size and the private pages of the
 workers it started. It also reports the kernel's high-water mark of the check's own process
 (`ru_maxrss`, without its workers; Linux counts there the pages this script held when it started the
 check too, which are far fewer than any row's). A sampled peak can miss a spike shorter than the sampling
@@ -20,7 +20,7 @@ import sys
 import tempfile
 import time
 
-from sim.checking.memory import group_mb
+from steersim.checking.memory import group_mb
 
 # (label, arguments): configurations large enough that the limit, not the search, ends them
 ROWS = (
@@ -43,7 +43,7 @@ def _children(pid: int) -> list[int]:
 def measure(args: list[str], limit: float, period: float = 0.005) -> tuple[int, float, float, str]:
     """Exit code, sampled peak (MB, as --max-memory counts), the check process's high-water mark (MB)
     and the check's last line."""
-    command = [sys.executable, "-m", "sim.cli", "check", "teaching", *args, "--quiet", "--max-memory", str(limit)]
+    command = [sys.executable, "-m", "steersim.cli", "check", "teaching", *args, "--quiet", "--max-memory", str(limit)]
     with tempfile.TemporaryFile("w+") as out:
         proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, text=True)
         peak = 0.0

@@ -7,7 +7,7 @@ to `or`), a condition negated (`if`, `while`, conditional expressions and compre
 statement deleted. Each spot has a stable id (file, function, the spot's number among that function's
 spots of its operator, and what changes), and the sample is the `--mutants` ids of lowest hash under
 `--seed`, so an edit elsewhere in a file leaves the rest of the sample as it was. Each mutant is checked
-in a subprocess, against a copy of `models/` holding the mutated file, by every matrix case of its model
+in a subprocess, against a copy of `steersim/models/` holding the mutated file, by every matrix case of its model
 (the teaching model with `--engine generic`, so that its vector kernel does not run in place of the
 code under test); the first case that fails kills it. A model error or the timeout counts as killed
 too (the check noticed), and is shown apart. Mutants judged equivalent (no check can tell them from the
@@ -45,11 +45,11 @@ EQUIVALENTS = ROOT / "benchmarks" / "mutation-equivalents.toml"
 
 # The transition code of each model: the files whose functions decide what the model does.
 TARGETS: dict[str, tuple[str, ...]] = {
-    "teaching": ("models/teaching/model.py", "models/teaching/facts.py"),
-    "openai-ws": ("models/openai_ws/model.py", "models/openai_ws/facts.py"),
-    "foundry": ("models/foundry/model.py", "models/foundry/facts.py"),
-    "openclaw": ("models/openclaw/model.py", "models/openclaw/agent_core.py", "models/openclaw/gateway.py",
-                 "models/openclaw/codex.py"),
+    "teaching": ("steersim/models/teaching/model.py", "steersim/models/teaching/facts.py"),
+    "openai-ws": ("steersim/models/openai_ws/model.py", "steersim/models/openai_ws/facts.py"),
+    "foundry": ("steersim/models/foundry/model.py", "steersim/models/foundry/facts.py"),
+    "openclaw": ("steersim/models/openclaw/model.py", "steersim/models/openclaw/agent_core.py",
+                 "steersim/models/openclaw/gateway.py", "steersim/models/openclaw/codex.py"),
 }
 ENGINES = {"teaching": "generic"}
 # Not transition code: the properties judge the model, and the rest are hooks the matrix never runs.
@@ -194,7 +194,9 @@ def mutated_source(mutant: Mutant) -> str:
 def sample(model: str, count: int, seed: int) -> list[Mutant]:
     """The `count` mutants of lowest hash: a fixed sample for a seed that moves only where code moved."""
     mutants = [m for m, _ in enumerate_mutants(model)]
-    ranked = sorted(mutants, key=lambda m: hashlib.sha256(f"{seed}:{m.id}".encode()).hexdigest())
+    # hashed as the path was before the models moved under steersim/, so that the move kept the sample
+    ranked = sorted(mutants, key=lambda m: hashlib.sha256(
+        f"{seed}:{m.id.removeprefix('steersim/')}".encode()).hexdigest())
     chosen = ranked[:count]
     return sorted(chosen, key=lambda m: (m.path, m.line, m.id))
 
@@ -211,11 +213,11 @@ def load_equivalents() -> dict[str, str]:
 def check_matrix(model: str, config: Path) -> dict[str, object]:
     """Run the model's matrix cases of `config` in this process (the mutated copy comes first on the path);
     stop at the first failing case. Correct-model cases run first: they are the cheap kills."""
-    from sim.checking.engines import check
-    from sim.checking.explorer import CheckOptions
-    from sim.core.registry import get_model_spec
-    from sim.errors import UsageError
-    from sim.integrations.ci import load_matrix
+    from steersim.checking.engines import check
+    from steersim.checking.explorer import CheckOptions
+    from steersim.core.registry import get_model_spec
+    from steersim.errors import UsageError
+    from steersim.integrations.ci import load_matrix
 
     cases = [c for c in load_matrix(config) if c.model == model]
     cases.sort(key=lambda c: c.bug is not None)
@@ -238,14 +240,14 @@ def check_matrix(model: str, config: Path) -> dict[str, object]:
 
 
 def run_mutant(mutant: Mutant | None, model: str, timeout: float, workdir: Path) -> dict[str, object]:
-    """Check one mutant (None: the unmutated copy) in a subprocess against a copy of models/."""
-    target = workdir / "models"
+    """Check one mutant (None: the unmutated copy) in a subprocess against a copy of steersim/."""
+    target = workdir / "steersim"
     if target.exists():
         shutil.rmtree(target)
-    shutil.copytree(ROOT / "models", target, ignore=shutil.ignore_patterns("node", "__pycache__"))
-    node = ROOT / "models" / "openclaw" / "harness" / "node"
+    shutil.copytree(ROOT / "steersim", target, ignore=shutil.ignore_patterns("node", "__pycache__"))
+    node = ROOT / "steersim" / "models" / "openclaw" / "harness" / "node"
     if node.exists():
-        os.symlink(node, target / "openclaw" / "harness" / "node")
+        os.symlink(node, target / "models" / "openclaw" / "harness" / "node")
     if mutant is not None:
         (workdir / mutant.path).write_text(mutated_source(mutant))
     env = {**os.environ, "PYTHONPATH": f"{workdir}{os.pathsep}{ROOT}", "PYTHONDONTWRITEBYTECODE": "1"}
@@ -323,10 +325,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--expect-root", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.check_one:
-        import models
+        import steersim.models
 
-        if args.expect_root and not Path(models.__file__).resolve().is_relative_to(Path(args.expect_root).resolve()):
-            raise SystemExit(f"the mutated copy is not the one imported: models is {models.__file__}")
+        imported = Path(steersim.models.__file__).resolve()
+        if args.expect_root and not imported.is_relative_to(Path(args.expect_root).resolve()):
+            raise SystemExit(f"the mutated copy is not the one imported: models is {steersim.models.__file__}")
         print(json.dumps(check_matrix(args.check_one, args.config)))
         return 0
     if args.list or args.show:

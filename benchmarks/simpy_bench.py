@@ -2,7 +2,7 @@
 
 Both run the teaching model's system (K calls per turn, at most P in flight, a queue of capacity Q, N
 steers) for the same seeds with the same timing profile and the same per-kind delay streams
-(`sim.simulate.timing.Clocks`), and count the same steps: one per action that fires (a steer sent, an agent step,
+(`steersim.simulate.timing.Clocks`), and count the same steps: one per action that fires (a steer sent, an agent step,
 a tool finishing). steersim also runs the four core monitors and the model's properties online on every
 step; the SimPy program checks nothing. Prints one table; the ratio is steersim's steps per second over
 SimPy's, measured side by side in one process.
@@ -23,10 +23,10 @@ import time
 
 import simpy
 
-from models.teaching import SPEC
-from models.teaching.spec import DEFAULT_TIMING
-from sim.simulate.simulator import Simulator
-from sim.simulate.timing import Clocks, TimingProfile
+from steersim.models.teaching import SPEC
+from steersim.models.teaching.spec import DEFAULT_TIMING
+from steersim.simulate.simulator import Simulator
+from steersim.simulate.timing import Clocks, TimingProfile
 
 
 def simpy_run(K: int, N: int, Q: int, P: int, clocks: Clocks) -> int:

@@ -19,10 +19,10 @@ import json
 import time
 from collections.abc import Callable
 
-from models.teaching import SPEC
-from sim.simulate.executors import DaskExecutor, ProcessExecutor, SeedExecutor, SweepRecipe
-from sim.simulate.sweep import run_sweep
-from sim.simulate.timing import TimingProfile
+from steersim.models.teaching import SPEC
+from steersim.simulate.executors import DaskExecutor, ProcessExecutor, SeedExecutor, SweepRecipe
+from steersim.simulate.sweep import run_sweep
+from steersim.simulate.timing import TimingProfile
 
 
 def measure(name: str, make: Callable[[], SeedExecutor], seeds: range, params: dict, bug: str | None,

@@ -24,8 +24,8 @@ CASES = (("teaching", ["K=10", "N=5", "Q=2", "P=10"]), ("foundry", ["callers=6"]
          ("openai-ws", ["lanes=2", "steers=2"]))
 CHILD = """
 import json, resource, sys, time
-from sim import CheckOptions, check
-from sim.core.registry import get_model_spec
+from steersim import CheckOptions, check
+from steersim.core.registry import get_model_spec
 name, workers, assignments = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 spec = get_model_spec(name)
 model = spec.build(spec.resolve(spec.parse_assignments(assignments), None), None)

@@ -23,11 +23,11 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
-from sim.core.registry import ENTRY_POINT_GROUP, ModelSpec, get_model_spec
-from sim.draw.diagram import save_diagram, timed_trace
-from sim.report.html import REPORT_FILE, write_report
-from sim.traces.canonical import shortest_run_with
-from sim.traces.trace import write_trace
+from steersim.core.registry import ENTRY_POINT_GROUP, ModelSpec, get_model_spec
+from steersim.draw.diagram import save_diagram, timed_trace
+from steersim.report.html import REPORT_FILE, write_report
+from steersim.traces.canonical import shortest_run_with
+from steersim.traces.trace import write_trace
 
 HERE = Path(__file__).resolve().parent
 

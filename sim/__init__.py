@@ -1,49 +1,55 @@
-"""steersim's engine: the Model API, the fact monitors, the explorer and the simulator.
-
-The engine knows nothing of any protocol; models live in the `models` package and register through
-the `steersim.models` entry point group, or are named by reference (`path/to/file.py:SPEC`). A model
-of one's own subclasses `ModelBase` and is described by a `ModelSpec` with `Param`s and `Bug`s.
-Names are imported on first use, so that importing `sim` (which the pytest plugin does in every test
-session) costs nothing until they are needed.
-"""
+"""The import name of steersim before 0.2, kept for one release: `import sim` and `from sim.X import Y`
+still work and warn, so that model files and CI jobs written against 0.1 load while they are moved to
+`steersim` (the CHANGELOG lists what moved). Every `sim.X` module is the `steersim.X` module itself, not a
+copy, so a class is the same class under both names."""
 
 from __future__ import annotations
 
-from importlib import import_module
+import importlib
+import importlib.abc
+import importlib.machinery
+import sys
+import warnings
+from types import ModuleType
 from typing import Any
 
-_EXPORTS = {
-    "Action": "sim.core.model",
-    "Always": "sim.core.model",
-    "Event": "sim.core.model",
-    "Eventually": "sim.core.model",
-    "Model": "sim.core.model",
-    "ModelBase": "sim.core.model",
-    "ModelError": "sim.errors",
-    "Property": "sim.core.model",
-    "Sometimes": "sim.core.model",
-    "Fact": "sim.core.facts",
-    "CORE_PROPERTY_NAMES": "sim.core.monitors",
-    "Product": "sim.core.product",
-    "Bug": "sim.core.registry",
-    "ModelSpec": "sim.core.registry",
-    "Param": "sim.core.registry",
-    "CheckOptions": "sim.checking.explorer",
-    "CheckResult": "sim.checking.explorer",
-    "check": "sim.checking.engines",
-}
-# modules of the public vocabulary: `from sim import facts as F` gives the fact constructors a model emits
-_MODULES = {"facts": "sim.core.facts"}
+import steersim
 
-__all__ = sorted([*_EXPORTS, *_MODULES])
+# Old module paths whose module moved inside steersim, beyond the rename itself.
+MOVED = {"sim.model": "steersim.core.model"}
+
+
+def _new_name(old: str) -> str:
+    return MOVED.get(old, "steersim" + old[len("sim"):])
+
+
+def _warn(old: str, stacklevel: int) -> None:
+    warnings.warn(f"`{old}` is deprecated and goes in steersim 0.3: import `{_new_name(old)}` instead",
+                  DeprecationWarning, stacklevel=stacklevel)
+
+
+class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds `sim.X` as the already importable `steersim.X` (or its new home, MOVED)."""
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        if not fullname.startswith("sim."):
+            return None
+        if importlib.util.find_spec(_new_name(fullname)) is None:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
+        _warn(spec.name, stacklevel=8)
+        return importlib.import_module(_new_name(spec.name))
+
+    def exec_module(self, module: ModuleType) -> None:
+        """The module is steersim's own, already executed."""
+
+
+if not any(isinstance(finder, _Alias) for finder in sys.meta_path):
+    sys.meta_path.insert(0, _Alias())
+_warn("sim", stacklevel=2)
 
 
 def __getattr__(name: str) -> Any:
-    if name in _MODULES:
-        value = import_module(_MODULES[name])
-    elif name in _EXPORTS:
-        value = getattr(import_module(_EXPORTS[name]), name)
-    else:
-        raise AttributeError(f"module 'sim' has no attribute {name!r}")
-    globals()[name] = value
-    return value
+    return getattr(steersim, name)

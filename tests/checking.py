@@ -7,7 +7,7 @@ from collections import deque
 from collections.abc import Callable, Hashable, Iterable
 from typing import TypeVar
 
-from sim import CheckOptions, check
+from steersim import CheckOptions, check
 
 S = TypeVar("S", bound=Hashable)
 

@@ -20,11 +20,11 @@ import runpy
 import sys
 from pathlib import Path
 
-from sim.cli import main as steersim
-from sim.core.registry import available_models
-from sim.errors import EXIT_INCOMPLETE, EXIT_OK, EXIT_VIOLATION
-from sim.simulate.audit import record
-from sim.simulate.timing import Clocks, TimingProfile
+from steersim.cli import main as steersim
+from steersim.core.registry import available_models
+from steersim.errors import EXIT_INCOMPLETE, EXIT_OK, EXIT_VIOLATION
+from steersim.simulate.audit import record
+from steersim.simulate.timing import Clocks, TimingProfile
 
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS = "0..19"

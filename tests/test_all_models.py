@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 from test_explorer import shortest_violation_depth
 
-from sim import CheckOptions, check
-from sim.core.fingerprint import fingerprint
-from sim.core.product import Product
-from sim.core.registry import available_models
-from sim.simulate.simulator import Simulator
+from steersim import CheckOptions, check
+from steersim.core.fingerprint import fingerprint
+from steersim.core.product import Product
+from steersim.core.registry import available_models
+from steersim.simulate.simulator import Simulator
 
 SPECS = available_models()
 BUGS = [(name, bug) for name, spec in SPECS.items() for bug in spec.bugs]

@@ -1,6 +1,6 @@
 """The engine's shape: no import cycles, a short top level, and imports that only point inward.
 
-`sim/` is arranged in subpackages by role, and each subpackage sits in a ring: the model API and the
+`steersim/` is arranged in subpackages by role, and each subpackage sits in a ring: the model API and the
 facts at the centre, the engines around them, then the built-in models, then pictures and reports, then
 the integrations. An import may stay in its ring or point inward, never outward, so that an inner ring
 can be read, tested and reused without anything around it. The graph is built from every import
@@ -20,9 +20,9 @@ import networkx as nx
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("sim", "models")
+PACKAGES = ("steersim",)
 
-# Innermost first. A module's ring is the ring of its subpackage of sim/; every model package is in "models".
+# Innermost first. A module's ring is the ring of its subpackage of steersim/; every model package is in "models".
 RINGS = (
     ("core",),  # the model API, facts, monitors, the product, the registry
     ("checking", "simulate", "traces", "harness"),  # the engines, over the core
@@ -30,9 +30,9 @@ RINGS = (
     ("draw", "report"),  # pictures and pages of what the engines found
     ("integrations",),  # ci, the pytest plugin, the Hypothesis strategies
 )
-# The public API (`sim/__init__.py` re-exports from the rings) and the command line sit outside every ring;
-# every other module at sim/'s top level (errors) is shared by all rings, so it counts as innermost.
-ENTRY_POINTS = ("sim", "sim.cli")
+# The public API (`steersim/__init__.py` re-exports from the rings) and the command line sit outside every ring;
+# every other module at steersim/'s top level (errors) is shared by all rings, so it counts as innermost.
+ENTRY_POINTS = ("steersim", "steersim.cli", "steersim.__main__")
 MAX_TOP_LEVEL = 6
 DRAWING_LIBRARIES = ("matplotlib", "jupyter", "nbclient", "dask", "IPython")
 
@@ -101,15 +101,13 @@ def ring_of(module: str, files: dict[str, Path]) -> int:
     if module in ENTRY_POINTS:
         return len(RINGS)
     parts = module.split(".")
-    if parts[0] == "models":
-        group = "models"
-    elif files[module].parent.name == "sim" and files[module].name != "__init__.py":
+    if files[module].parent.name == "steersim" and files[module].name != "__init__.py":
         return 0
     else:
         group = parts[1]
     rings = [k for k, members in enumerate(RINGS) if group in members]
     if not rings:
-        pytest.fail(f"sim/{group}/ is in no ring: add it to RINGS in tests/test_architecture.py")
+        pytest.fail(f"steersim/{group}/ is in no ring: add it to RINGS in tests/test_architecture.py")
     return rings[0]
 
 
@@ -131,12 +129,12 @@ def test_no_module_imports_itself_back() -> None:
 
 
 def test_sim_keeps_a_short_top_level() -> None:
-    top = sorted(path.name for path in (ROOT / "sim").glob("*.py"))
-    assert len(top) <= MAX_TOP_LEVEL, f"sim/ has {len(top)} modules at its top level: {top}; move them into rings"
+    top = sorted(path.name for path in (ROOT / "steersim").glob("*.py") if path.name != "__main__.py")
+    assert len(top) <= MAX_TOP_LEVEL, f"steersim/ has {len(top)} modules at its top level: {top}; move them into rings"
 
 
 def test_every_subpackage_of_sim_is_in_a_ring() -> None:
-    subpackages = sorted(path.parent.name for path in (ROOT / "sim").glob("*/__init__.py"))
+    subpackages = sorted(path.parent.name for path in (ROOT / "steersim").glob("*/__init__.py"))
     placed = {name for members in RINGS for name in members}
     assert set(subpackages) <= placed, f"subpackages in no ring: {sorted(set(subpackages) - placed)}"
 
@@ -148,7 +146,7 @@ def test_imports_only_point_inward() -> None:
 
 
 def test_the_rings_inside_drawing_never_load_drawing_libraries() -> None:
-    files = module_files(ROOT, ("sim",))
+    files = module_files(ROOT, ("steersim",))
     drawing = next(k for k, members in enumerate(RINGS) if "draw" in members)
     inner = sorted(m for m in files if ring_of(m, files) < drawing)
     code = (f"import importlib, sys; [importlib.import_module(m) for m in {inner!r}]; "
@@ -169,28 +167,32 @@ def write_modules(root: Path, sources: dict[str, str]) -> None:
 
 def test_the_graph_sees_lazy_and_relative_imports_and_skips_type_checking(tmp_path: Path) -> None:
     write_modules(tmp_path, {
-        "sim.core.model": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from sim.draw.picture import X\n",
-        "sim.draw.picture": "def f():\n    from sim.core import model\n",
-        "sim.simulate.loop": "from ..core.model import Y\nimport sim.simulate.clock\n",
-        "sim.simulate.clock": "def g():\n    import sim.simulate.loop\n",
+        "steersim.core.model":
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from steersim.draw.picture import X\n",
+        "steersim.draw.picture": "def f():\n    from steersim.core import model\n",
+        "steersim.simulate.loop": "from ..core.model import Y\nimport steersim.simulate.clock\n",
+        "steersim.simulate.clock": "def g():\n    import steersim.simulate.loop\n",
     })
-    graph = import_graph(tmp_path, ("sim",))
-    assert sorted(graph.edges) == [("sim.draw.picture", "sim.core.model"), ("sim.simulate.clock", "sim.simulate.loop"),
-                                   ("sim.simulate.loop", "sim.core.model"), ("sim.simulate.loop", "sim.simulate.clock")]
-    assert cycles_of(graph) == ["sim.simulate.clock -> sim.simulate.loop -> sim.simulate.clock"]
+    graph = import_graph(tmp_path, ("steersim",))
+    assert sorted(graph.edges) == [("steersim.draw.picture", "steersim.core.model"),
+                                   ("steersim.simulate.clock", "steersim.simulate.loop"),
+                                   ("steersim.simulate.loop", "steersim.core.model"),
+                                   ("steersim.simulate.loop", "steersim.simulate.clock")]
+    assert cycles_of(graph) == ["steersim.simulate.clock -> steersim.simulate.loop -> steersim.simulate.clock"]
 
 
 def test_an_outward_import_is_named(tmp_path: Path) -> None:
-    write_modules(tmp_path, {"sim.core.model": "def f():\n    import sim.report.page\n", "sim.report.page": ""})
-    outward = outward_imports(import_graph(tmp_path, ("sim",)), module_files(tmp_path, ("sim",)))
-    assert outward == ["sim.core.model (ring 0) imports sim.report.page (ring 3)"]
+    write_modules(tmp_path, {"steersim.core.model": "def f():\n    import steersim.report.page\n",
+                             "steersim.report.page": ""})
+    outward = outward_imports(import_graph(tmp_path, ("steersim",)), module_files(tmp_path, ("steersim",)))
+    assert outward == ["steersim.core.model (ring 0) imports steersim.report.page (ring 3)"]
 
 
 MODEL_SHAPE = ("__init__.py", "spec.py", "state.py", "model.py", "facts.py", "properties.py")
 
 
 def model_packages(root: Path = ROOT) -> list[Path]:
-    return sorted(p for p in (root / "models").iterdir() if (p / "__init__.py").exists())
+    return sorted(p for p in (root / "steersim" / "models").iterdir() if (p / "__init__.py").exists())
 
 
 def shape_problems(package: Path) -> list[str]:
@@ -199,10 +201,10 @@ def shape_problems(package: Path) -> list[str]:
     problems = [f"{package.name} has no {name}" for name in MODEL_SHAPE if not (package / name).exists()]
     spec = package / "spec.py"
     if spec.exists():
-        module = f"models.{package.name}.spec"
+        module = f"steersim.models.{package.name}.spec"
         names = imported_names(ast.parse(spec.read_text()), module, is_package=False)
-        if any(name == f"models.{package.name}.model" or name.startswith(f"models.{package.name}.model.")
-               for name in names):
+        model = f"steersim.models.{package.name}.model"
+        if any(name == model or name.startswith(f"{model}.") for name in names):
             problems.append(f"{package.name}/spec.py imports the model")
     return problems
 
@@ -218,6 +220,6 @@ def test_a_package_out_of_shape_is_named(tmp_path: Path) -> None:
     package.mkdir(parents=True)
     for name in ("__init__.py", "state.py", "model.py"):
         (package / name).write_text("")
-    (package / "spec.py").write_text("from models.mine.model import Mine\n")
+    (package / "spec.py").write_text("from steersim.models.mine.model import Mine\n")
     assert shape_problems(package) == ["mine has no facts.py", "mine has no properties.py",
                                        "mine/spec.py imports the model"]

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from sim.cli import main
-from sim.simulate.audit import compare
+from steersim.cli import main
+from steersim.simulate.audit import compare
 
 UNORDERED_MODEL = '''
 from dataclasses import dataclass
 
-from sim.core.model import Action, Event
-from sim.core.registry import ModelSpec
+from steersim.core.model import Action, Event
+from steersim.core.registry import ModelSpec
 
 NAMES = ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta")
 

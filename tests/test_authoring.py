@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from sim.cli import main
-from sim.core.registry import Bug, ModelSpec, Param, get_model_spec
-from sim.errors import EXIT_OK, EXIT_USAGE, EXIT_VIOLATION, ModelError
-from sim.integrations.pytest_plugin import assert_properties
-from sim.traces.trace import read_trace
+from steersim.cli import main
+from steersim.core.registry import Bug, ModelSpec, Param, get_model_spec
+from steersim.errors import EXIT_OK, EXIT_USAGE, EXIT_VIOLATION, ModelError
+from steersim.integrations.pytest_plugin import assert_properties
+from steersim.traces.trace import read_trace
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -58,7 +58,7 @@ def test_the_readme_model_is_checked_by_path_and_each_bug_caught_by_the_property
 
 
 def test_the_readme_model_simulates_with_two_workers_and_replays_and_draws_by_path(model_dir: Path) -> None:
-    report = model_dir / "sim.json"
+    report = model_dir / "steersim.json"
     assert main(["simulate", "drop_oldest.py:SPEC", "--bug", "newest-first", "--seeds", "0..39", "--workers", "2",
                  "--out", "traces", "--json", str(report)]) == EXIT_VIOLATION
     first = json.loads(report.read_text())["first_counterexample"]
@@ -105,7 +105,7 @@ def test_an_edited_model_file_is_loaded_again(model_dir: Path) -> None:
 @pytest.mark.parametrize(("reference", "message"), [
     ("missing.py:SPEC", "model 'missing.py:SPEC': no file missing.py"),
     ("drop_oldest.py:NOPE", "model 'drop_oldest.py:NOPE': drop_oldest.py has no attribute 'NOPE'; it defines: SPEC"),
-    ("drop_oldest.py:CHAIN", "model 'drop_oldest.py:CHAIN': CHAIN is a str, not a sim.ModelSpec"),
+    ("drop_oldest.py:CHAIN", "model 'drop_oldest.py:CHAIN': CHAIN is a str, not a steersim.ModelSpec"),
     ("drop_oldest.py", "a model file needs the name of its spec, as in drop_oldest.py:SPEC"),
     ("no_such_package.module:SPEC", "cannot load model 'no_such_package.module:SPEC': no module 'no_such_package'"),
 ])
@@ -134,7 +134,7 @@ def test_a_missing_fact_field_is_an_error_naming_the_action(model_dir: Path, cap
 
 def test_a_fact_built_by_hand_with_fields_out_of_order_is_refused(model_dir: Path) -> None:
     source = variant(readme_model(), "    def properties(self):", '''    def facts(self, event):
-        from sim.core.facts import Fact
+        from steersim.core.facts import Fact
         if event.name == "steer.submitted":
             return [Fact("steer.submitted", (("target", CHAIN), ("id", event.data["id"])))]
         return super().facts(event)
@@ -185,8 +185,8 @@ def test_bug_records_are_the_one_source_and_the_mappings_views_of_them() -> None
 
 
 def test_optional_hooks_are_declared_on_the_base_and_found_on_a_model_of_the_old_protocol() -> None:
-    from sim.checking.reduction import has_local_actions, has_symmetry
-    from sim.core.model import Action, AdaptedModel, ModelBase
+    from steersim.checking.reduction import has_local_actions, has_symmetry
+    from steersim.core.model import Action, AdaptedModel, ModelBase
 
     class Plain(ModelBase):
         def init_states(self):
@@ -211,7 +211,7 @@ def test_optional_hooks_are_declared_on_the_base_and_found_on_a_model_of_the_old
 
 def test_dask_workers_build_a_model_file_from_its_reference(model_dir: Path) -> None:
     distributed = pytest.importorskip("dask.distributed")
-    from sim.simulate.executors import sweep
+    from steersim.simulate.executors import sweep
 
     params = get_model_spec("drop_oldest.py:SPEC").resolve({}, "newest-first")
     serial = sweep("drop_oldest.py:SPEC", params, "newest-first", range(60), out=model_dir / "serial")

@@ -22,11 +22,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import sim.checking.checkpoint as checkpoint_format
-import sim.cli
-from sim.cli import main
-from sim.core.registry import available_models
-from sim.errors import EXIT_BROKEN_PIPE, EXIT_INTERNAL, EXIT_USAGE
+import steersim.checking.checkpoint as checkpoint_format
+import steersim.cli
+from steersim.cli import main
+from steersim.core.registry import available_models
+from steersim.errors import EXIT_BROKEN_PIPE, EXIT_INTERNAL, EXIT_USAGE
 
 ROOT = Path(__file__).resolve().parent.parent
 CANONICAL = sorted((ROOT / "reports" / "canonical").glob("*.jsonl"))
@@ -477,7 +477,7 @@ def test_unwritable_output_paths_are_refused_before_any_work(tmp_path, capsys, d
     else:
         target = a_file / name
     argv = [str(config) if part == "CONFIG" else part for part in command] + [option, str(target)]
-    monkeypatch.setattr("sim.checking.explorer.Explorer.run", lambda *a, **k: pytest.fail("the work started"))
+    monkeypatch.setattr("steersim.checking.explorer.Explorer.run", lambda *a, **k: pytest.fail("the work started"))
     assert_refused(capsys, argv)
 
 
@@ -491,8 +491,8 @@ def test_output_names_of_an_unknown_format_are_refused_before_any_work(tmp_path,
     command, suffixes = data.draw(st.sampled_from(sorted(FORMATS.items())))
     suffix = data.draw(st.one_of(st.just(""), st.text(st.sampled_from("abcdgmpsvx."), min_size=1, max_size=6).map(
         lambda t: "." + t)).filter(lambda t: Path(f"out{t}").suffix.lower() not in suffixes))
-    monkeypatch.setattr("sim.checking.graph.state_graph", lambda *a: pytest.fail("the graph was built"))
-    monkeypatch.setattr("sim.draw.diagram.save_diagram", lambda *a, **k: pytest.fail("the diagram was drawn"))
+    monkeypatch.setattr("steersim.checking.graph.state_graph", lambda *a: pytest.fail("the graph was built"))
+    monkeypatch.setattr("steersim.draw.diagram.save_diagram", lambda *a, **k: pytest.fail("the diagram was drawn"))
     assert_refused(capsys, [*command, str(tmp_path / f"out{suffix}")])
 
 
@@ -574,12 +574,13 @@ def damaged_matrix(draw: st.DrawFn) -> bytes:
 def test_damaged_ci_matrices_are_refused(tmp_path, capsys, content, monkeypatch):
     path = tmp_path / "pyproject.toml"
     path.write_bytes(content)
-    monkeypatch.setattr("sim.integrations.ci.run_case", lambda case: pytest.fail(f"a malformed matrix ran {case.name}"))
+    monkeypatch.setattr("steersim.integrations.ci.run_case",
+                        lambda case: pytest.fail(f"a malformed matrix ran {case.name}"))
     assert_refused(capsys, ["ci", "--config", str(path)])
 
 
 def test_the_unmutated_matrix_is_accepted(tmp_path):
-    from sim.integrations.ci import load_matrix
+    from steersim.integrations.ci import load_matrix
 
     path = tmp_path / "pyproject.toml"
     path.write_text(matrix_toml(MATRIX))
@@ -599,7 +600,7 @@ def checkpoint(tmp_path_factory: pytest.TempPathFactory) -> bytes:
 
 
 def _checkpoint_parts(content: bytes) -> tuple[bytes, bytes]:
-    """The identity line and the pickled search state of a checkpoint (`sim.checking.checkpoint`'s layout)."""
+    """The identity line and the pickled search state of a checkpoint (`steersim.checking.checkpoint`'s layout)."""
     body = content[len(checkpoint_format.MAGIC):].partition(b"\n")[2]
     identity, _, payload = body.partition(b"\n")
     return identity, payload
@@ -665,7 +666,7 @@ def test_an_internal_error_is_one_line_exit_4_and_a_traceback_file(capsys, monke
     def broken(*args: Any) -> None:
         raise RuntimeError("a bug\nin two lines")
 
-    monkeypatch.setattr("sim.core.registry.available_models", broken)
+    monkeypatch.setattr("steersim.core.registry.available_models", broken)
     assert main(["models"]) == EXIT_INTERNAL
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and "Traceback" not in err
@@ -677,7 +678,7 @@ def test_an_internal_error_is_one_line_exit_4_and_a_traceback_file(capsys, monke
 
 
 def test_debug_prints_the_traceback_instead(capsys, monkeypatch):
-    monkeypatch.setattr("sim.core.registry.available_models", lambda: 1 / 0)
+    monkeypatch.setattr("steersim.core.registry.available_models", lambda: 1 / 0)
     assert main(["--debug", "models"]) == EXIT_INTERNAL
     err = capsys.readouterr().err
     assert "Traceback (most recent call last)" in err and "traceback in" not in err
@@ -685,9 +686,9 @@ def test_debug_prints_the_traceback_instead(capsys, monkeypatch):
 
 
 def test_a_plugin_that_crashes_is_an_internal_error_too(capsys, monkeypatch):
-    import models.foundry.harness.conform
+    import steersim.models.foundry.harness.conform
 
-    monkeypatch.setattr(models.foundry.harness.conform, "conform", lambda *a: {}["missing"])
+    monkeypatch.setattr(steersim.models.foundry.harness.conform, "conform", lambda *a: {}["missing"])
     assert main(["conform", "foundry", "--runs", "1"]) == EXIT_INTERNAL
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and "KeyError" in err
@@ -702,7 +703,7 @@ def test_a_closed_output_pipe_ends_quietly():
     reader, writer = os.pipe()
     os.close(reader)  # the reader left before the first byte (as `| head -0` does)
     try:
-        done = subprocess.run([sys.executable, "-m", "sim.cli", "models"], stdout=writer, stderr=subprocess.PIPE,
+        done = subprocess.run([sys.executable, "-m", "steersim.cli", "models"], stdout=writer, stderr=subprocess.PIPE,
                               env=_environment(), timeout=120, check=False)
     finally:
         os.close(writer)
@@ -712,9 +713,9 @@ def test_a_closed_output_pipe_ends_quietly():
 
 def test_an_internal_error_in_a_real_process(tmp_path):
     """The installed command's own path: exit 4, one line, the file exists and holds the traceback."""
-    code = ("import sys, sim.cli, sim.core.registry\n"
-            "sim.core.registry.available_models = lambda: None.missing\n"
-            "sys.exit(sim.cli.main(['models']))\n")
+    code = ("import sys, steersim.cli, steersim.core.registry\n"
+            "steersim.core.registry.available_models = lambda: None.missing\n"
+            "sys.exit(steersim.cli.main(['models']))\n")
     env = {**_environment(), "TMPDIR": str(tmp_path)}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120,
                           check=False)
@@ -726,7 +727,7 @@ def test_an_internal_error_in_a_real_process(tmp_path):
 
 def test_no_traceback_when_a_check_is_asked_to_write_into_a_missing_folder(capsys, monkeypatch):
     """The issue's example: the search must not run first and die on the write."""
-    monkeypatch.setattr(sim.cli, "_build", lambda args: pytest.fail("the model was built"))
+    monkeypatch.setattr(steersim.cli, "_build", lambda args: pytest.fail("the model was built"))
     line = assert_refused(capsys, ["check", "teaching", "--json", "nodir/r.json"])
     assert "nodir" in line and "does not exist" in line
 

@@ -13,10 +13,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from sim.core.registry import get_model_spec
-from sim.errors import UsageError
-from sim.integrations.browse import Browser, parse_path
-from sim.integrations.browse_page import serve_in_background
+from steersim.core.registry import get_model_spec
+from steersim.errors import UsageError
+from steersim.integrations.browse import Browser, parse_path
+from steersim.integrations.browse_page import serve_in_background
 
 BUG = "lost-at-boundary"
 
@@ -131,7 +131,7 @@ def test_the_page_jumps_goes_back_and_forward_and_opens_a_shared_url(browser: Br
 
 
 def test_explore_refuses_a_bad_port_and_a_foreign_trace(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
-    from sim.cli import main
+    from steersim.cli import main
 
     assert main(["explore", "teaching", "--port", "70000"]) == 2
     assert "a port is at most 65535" in capsys.readouterr().err

@@ -7,11 +7,11 @@ from collections import Counter
 
 import pytest
 
-from models.teaching import SPEC as TEACHING
-from sim.cli import main
-from sim.core.registry import ModelSpec
-from sim.errors import EXIT_OK, EXIT_VIOLATION, UsageError
-from sim.simulate.executors import built_model
+from steersim.cli import main
+from steersim.core.registry import ModelSpec
+from steersim.errors import EXIT_OK, EXIT_VIOLATION, UsageError
+from steersim.models.teaching import SPEC as TEACHING
+from steersim.simulate.executors import built_model
 
 
 @pytest.fixture

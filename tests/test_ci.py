@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from sim.cli import main
-from sim.integrations.ci import load_matrix, run_matrix
+from steersim.cli import main
+from steersim.integrations.ci import load_matrix, run_matrix
 
 ROOT = Path(__file__).resolve().parent.parent
 

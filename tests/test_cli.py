@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from models.teaching import SPEC as TEACHING
-from sim.cli import main
+from steersim.cli import main
+from steersim.models.teaching import SPEC as TEACHING
 
 
 def run_cli(capsys, *argv):
@@ -135,7 +135,7 @@ def test_replay_names_the_first_step_that_differs(tmp_path, capsys):
 
 
 def test_models_json_lists_parameters_with_defaults():
-    out = subprocess.run([sys.executable, "-m", "sim.cli", "models", "--json"], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-m", "steersim.cli", "models", "--json"], capture_output=True, text=True,
                          check=True).stdout
     teaching = next(m for m in json.loads(out) if m["name"] == "teaching")
     assert {p["name"]: p["default"] for p in teaching["params"]} == {"K": 3, "N": 3, "Q": 2, "P": 3}
@@ -145,7 +145,7 @@ def test_models_json_lists_parameters_with_defaults():
 
 CHILD_THREADS = """
 import os
-from sim.cli import main
+from steersim.cli import main
 code = main(["check", "teaching", "--json", os.devnull])
 print(code, os.environ["OPENBLAS_NUM_THREADS"], len(os.listdir("/proc/self/task")))
 """

@@ -1,5 +1,5 @@
 """The Codex conformance harness: the fake backend's events, the normaliser, the judge's root-cause
-hypotheses, and runs against the pinned build (`npm ci --prefix models/codex/harness/node`): the fast subset
+hypotheses, and runs against the pinned build (`npm ci --prefix steersim/models/codex/harness/node`): the fast subset
 by default, every scenario in the slow set, and the standalone reproductions of the causes found."""
 
 from __future__ import annotations
@@ -13,21 +13,21 @@ import pytest
 from openai.types.responses.responses_server_event import ResponsesServerEvent
 from pydantic import TypeAdapter
 
-from models.codex import SPEC
-from models.codex import protocol as P
-from models.codex.harness import binary, conform, normalise
-from models.codex.harness.appserver import Message
-from models.codex.harness.causes import CAUSES, REPRO_DIR
-from models.codex.harness.judge import judge_events
-from models.codex.harness.observe import observe
-from models.codex.harness.responses import ResponseStream
-from models.codex.harness.runner import Move, Recording, Request
-from models.codex.harness.scenarios import NAMED, SCENARIOS
-from models.codex.harness.schema import ProtocolSchema
-from models.codex.model import CodexModel
-from models.codex.state import CodexState
-from sim.cli import main
-from sim.harness.validate import validate
+from steersim.cli import main
+from steersim.harness.validate import validate
+from steersim.models.codex import SPEC
+from steersim.models.codex import protocol as P
+from steersim.models.codex.harness import binary, conform, normalise
+from steersim.models.codex.harness.appserver import Message
+from steersim.models.codex.harness.causes import CAUSES, REPRO_DIR
+from steersim.models.codex.harness.judge import judge_events
+from steersim.models.codex.harness.observe import observe
+from steersim.models.codex.harness.responses import ResponseStream
+from steersim.models.codex.harness.runner import Move, Recording, Request
+from steersim.models.codex.harness.scenarios import NAMED, SCENARIOS
+from steersim.models.codex.harness.schema import ProtocolSchema
+from steersim.models.codex.model import CodexModel
+from steersim.models.codex.state import CodexState
 
 needs_codex = pytest.mark.skipif(not binary.installed(), reason=f"the pinned Codex build is absent; "
                                  f"{binary.INSTALL_HINT}")
@@ -180,7 +180,7 @@ def test_bad_usage_is_one_line_and_exit_2(capsys, tmp_path):
 
 
 def test_an_absent_build_is_refused_with_the_install_command(tmp_path):
-    with pytest.raises(Exception, match="npm ci --prefix models/codex/harness/node"):
+    with pytest.raises(Exception, match="npm ci --prefix steersim/models/codex/harness/node"):
         binary.find_build(tmp_path)
 
 

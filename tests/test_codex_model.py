@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from models.codex import SPEC
-from models.codex import protocol as P
-from models.codex.state import CodexState
-from sim import CheckOptions, check
-from sim.core.product import Product
+from steersim import CheckOptions, check
+from steersim.core.product import Product
+from steersim.models.codex import SPEC
+from steersim.models.codex import protocol as P
+from steersim.models.codex.state import CodexState
 
 READINGS = [
     {},

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from sim.checking.coverage import coverage_of
-from sim.checking.engines import check
-from sim.checking.explorer import CheckOptions
-from sim.cli import main
-from sim.core.registry import get_model_spec
-from sim.errors import EXIT_OK, EXIT_VIOLATION
+from steersim.checking.coverage import coverage_of
+from steersim.checking.engines import check
+from steersim.checking.explorer import CheckOptions
+from steersim.cli import main
+from steersim.core.registry import get_model_spec
+from steersim.errors import EXIT_OK, EXIT_VIOLATION
 from tests.test_authoring import readme_model, variant
 
 DECLARED = '''    name = "drop-oldest"

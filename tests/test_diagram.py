@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from sim.checking.engines import check
-from sim.checking.explorer import CheckOptions
-from sim.cli import main
-from sim.core.registry import get_model_spec
-from sim.draw.diagram import (
+from steersim.checking.engines import check
+from steersim.checking.explorer import CheckOptions
+from steersim.cli import main
+from steersim.core.registry import get_model_spec
+from steersim.draw.diagram import (
     CHAR_WIDTH,
     LANE,
     MAX_SPAN,
@@ -23,12 +23,19 @@ from sim.draw.diagram import (
     save_diagram,
     timing_diagram,
 )
-from sim.draw.graphview import GraphTooLarge, explore_graph, graph_figure, path_nodes, state_summary, summary_figure
-from sim.draw.layout import MAX_SHOWN, lane_order, layout
-from sim.draw.style import figure_bytes
-from sim.simulate.retime import retime_actions, retime_path, retime_trace
-from sim.simulate.simulator import simulate
-from sim.traces.trace import Trace, TraceStep, read_trace, trace_from_path, write_trace
+from steersim.draw.graphview import (
+    GraphTooLarge,
+    explore_graph,
+    graph_figure,
+    path_nodes,
+    state_summary,
+    summary_figure,
+)
+from steersim.draw.layout import MAX_SHOWN, lane_order, layout
+from steersim.draw.style import figure_bytes
+from steersim.simulate.retime import retime_actions, retime_path, retime_trace
+from steersim.simulate.simulator import simulate
+from steersim.traces.trace import Trace, TraceStep, read_trace, trace_from_path, write_trace
 
 SPEC = get_model_spec("teaching")
 PARAMS = SPEC.resolve({})

@@ -8,16 +8,16 @@ import math
 
 import pytest
 
-from sim.cli import main
-from sim.core.facts import Fact
-from sim.core.registry import get_model_spec
-from sim.simulate.estimate import Plan
-from sim.simulate.executors import sweep
-from sim.simulate.intervals import Sprt, proportion_interval, summarise
-from sim.simulate.queries import MEASURES, parse_assertion, parse_query
-from sim.simulate.simulator import Simulator
-from sim.simulate.study import Axis, estimate_setting, setting
-from sim.simulate.sweep import RunVerdict
+from steersim.cli import main
+from steersim.core.facts import Fact
+from steersim.core.registry import get_model_spec
+from steersim.simulate.estimate import Plan
+from steersim.simulate.executors import sweep
+from steersim.simulate.intervals import Sprt, proportion_interval, summarise
+from steersim.simulate.queries import MEASURES, parse_assertion, parse_query
+from steersim.simulate.simulator import Simulator
+from steersim.simulate.study import Axis, estimate_setting, setting
+from steersim.simulate.sweep import RunVerdict
 
 BUG = "lost-at-boundary"
 REFERENCE_SEEDS = 1_000_000  # the reference sweeps start here, far from the estimates' seeds 0, 1, ...

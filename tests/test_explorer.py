@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 import pytest
 
-from models.teaching import SPEC as TEACHING
-from sim import Action, CheckOptions, Eventually, check
-from sim.core.fingerprint import fingerprint
-from sim.core.product import Product
+from steersim import Action, CheckOptions, Eventually, check
+from steersim.core.fingerprint import fingerprint
+from steersim.core.product import Product
+from steersim.models.teaching import SPEC as TEACHING
 
 SIZES = [(3, 2, 2, 3), (4, 3, 2, 4), (4, 3, 2, 1), (3, 2, 1, 2), (6, 4, 2, 6), (5, 3, 3, 2)]
 

@@ -10,10 +10,10 @@ import weakref
 
 import pytest
 
-from models.teaching import SPEC as TEACHING
-from sim import Action, Always, CheckOptions, ModelBase, Sometimes
-from sim.checking.explorer import Explorer
-from sim.errors import ModelError
+from steersim import Action, Always, CheckOptions, ModelBase, Sometimes
+from steersim.checking.explorer import Explorer
+from steersim.errors import ModelError
+from steersim.models.teaching import SPEC as TEACHING
 
 
 class Grid(ModelBase):

@@ -12,10 +12,10 @@ import time
 import networkx as nx
 import pytest
 
-from models.teaching import SPEC as TEACHING
-from sim import CheckOptions, check
-from sim.checking.graph import state_graph
-from sim.cli import main
+from steersim import CheckOptions, check
+from steersim.checking.graph import state_graph
+from steersim.cli import main
+from steersim.models.teaching import SPEC as TEACHING
 
 
 def summary(result):
@@ -42,7 +42,7 @@ def test_resume_after_a_kill_gives_the_same_report(tmp_path):
     args = ["check", "teaching", "-p", "K=8", "-p", "N=5", "-p", "P=8", "--quiet", "--no-liveness"]
     assert main([*args, "--json", str(tmp_path / "whole.json")]) == 0
     checkpoint = tmp_path / "run.ckpt"
-    proc = subprocess.Popen([sys.executable, "-m", "sim.cli", *args, "--checkpoint", str(checkpoint),
+    proc = subprocess.Popen([sys.executable, "-m", "steersim.cli", *args, "--checkpoint", str(checkpoint),
                              "--checkpoint-every", "0.05"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while not checkpoint.exists() and time.monotonic() < deadline and proc.poll() is None:

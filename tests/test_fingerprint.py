@@ -9,12 +9,12 @@ from dataclasses import dataclass
 
 import pytest
 
-from sim.core.fingerprint import check_canonical, fingerprint
+from steersim.core.fingerprint import check_canonical, fingerprint
 
 PROGRAM = """
-from models.teaching import SPEC
-from sim.core.product import Product
-from sim.core.fingerprint import fingerprint
+from steersim.models.teaching import SPEC
+from steersim.core.product import Product
+from steersim.core.fingerprint import fingerprint
 p = Product(SPEC.build({}))
 s = p.init_states()[0]
 out = []

@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 
-from models.foundry.harness.conform import conform, main, parser
-from models.foundry.harness.explore import Explorer, RunSpec, sampled_plan
-from models.foundry.harness.scenarios import NAMED, scenario_named
-from models.foundry.harness.surfaces import run_scenario
-from sim.errors import UsageError
-from sim.harness.vloop import PCTScheduler, RandomScheduler, ReplayScheduler
+from steersim.errors import UsageError
+from steersim.harness.vloop import PCTScheduler, RandomScheduler, ReplayScheduler
+from steersim.models.foundry.harness.conform import conform, main, parser
+from steersim.models.foundry.harness.explore import Explorer, RunSpec, sampled_plan
+from steersim.models.foundry.harness.scenarios import NAMED, scenario_named
+from steersim.models.foundry.harness.surfaces import run_scenario
 
 CAP = 9
 STANDIN_SCENARIOS = ["steer-honoured", "raise-with-queue", "queued-cancel", "stale-precondition", "back-to-back"]
@@ -210,7 +210,7 @@ def test_the_command_exits_1_with_findings_and_writes_its_documents(tmp_path, ca
 
 
 # ---------------------------------------------------------------------- the real package
-real = pytest.importorskip("models.foundry.harness.real")
+real = pytest.importorskip("steersim.models.foundry.harness.real")
 
 
 @pytest.mark.parametrize("make", [lambda: RandomScheduler(7), lambda: PCTScheduler(7)])
@@ -249,7 +249,7 @@ class PressesCtrlCWhenCancelled(collections.abc.Coroutine):
 def test_a_ctrl_c_while_a_run_reaps_its_tasks_is_raised_after_its_clean_up(scenario, monkeypatch, tmp_path):
     """A run's clean-up cancels the tasks still pending; a Ctrl-C that comes meanwhile is neither lost
     among the errors of the tasks unwinding nor cuts the clean-up short (its folder stays behind)."""
-    from models.foundry.harness.runner import ScenarioRun
+    from steersim.models.foundry.harness.runner import ScenarioRun
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     reap = ScenarioRun._reap

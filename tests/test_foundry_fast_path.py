@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import pytest
 
-import models.foundry.model
-from models.foundry import SPEC
-from models.foundry.model import FoundryModel
-from models.foundry.spec import BUGS
-from models.foundry.state import FoundryState
-from sim.core.model import Action, Always
-from sim.core.product import Product
+import steersim.models.foundry.model
+from steersim.core.model import Action, Always
+from steersim.core.product import Product
+from steersim.models.foundry import SPEC
+from steersim.models.foundry.model import FoundryModel
+from steersim.models.foundry.spec import BUGS
+from steersim.models.foundry.state import FoundryState
 from tests.checking import breadth_first
 
 SMALL = {"callers": 3, "queue_cap": 1}
@@ -98,7 +98,7 @@ def test_the_events_the_properties_read_are_those_observed(params, bug):
 def test_a_start_outcome_remembered_by_too_small_a_key_is_caught(monkeypatch):
     """The queue's length decides whether the queue is full: a key without it answers a start() on a full
     queue as one on an empty queue was answered."""
-    monkeypatch.setattr(models.foundry.model, "start_key",
+    monkeypatch.setattr(steersim.models.foundry.model, "start_key",
                         lambda s, if_last: (s.proc, s.status, s.turn, s.last, if_last))
     assert fast_path_problems(build(SMALL, None))
 

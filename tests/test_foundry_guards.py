@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from models.foundry import SPEC
-from models.foundry.model import FoundryModel
-from models.foundry.state import CANCELLED, DEFERRED, EXITED, IN_PROGRESS, NOBODY, STOPPING, UP, WAITING, with_
-from sim.checking.engines import check
-from sim.checking.explorer import CheckOptions
-from sim.core.model import Action, Event
+from steersim.checking.engines import check
+from steersim.checking.explorer import CheckOptions
+from steersim.core.model import Action, Event
+from steersim.models.foundry import SPEC
+from steersim.models.foundry.model import FoundryModel
+from steersim.models.foundry.state import CANCELLED, DEFERRED, EXITED, IN_PROGRESS, NOBODY, STOPPING, UP, WAITING, with_
 
 SMALL = {"callers": 3, "queue_cap": 1}
 SHUTDOWN = {**SMALL, "shutdowns": 1, "crashes": 0}
@@ -110,16 +110,16 @@ def test_each_check_over_emitted_events_catches_its_defect(model, params, caught
 def test_reply_facts_catches_replies_read_as_no_fact(monkeypatch, params):
     """The defect lives in the fact mapping (`facts.py`), which the model and its properties both read: the
     Responses host's replies read as no fact at all."""
-    import models.foundry.model
-    import models.foundry.properties
-    from models.foundry.facts import facts
+    import steersim.models.foundry.model
+    import steersim.models.foundry.properties
+    from steersim.models.foundry.facts import facts
 
     def unread(event):
         return [] if event.name == "http.response" else facts(event)
 
     assert statuses(FoundryModel, params)["reply-facts"] == "holds"
-    monkeypatch.setattr(models.foundry.model, "facts", unread)
-    monkeypatch.setattr(models.foundry.properties, "facts", unread)
+    monkeypatch.setattr(steersim.models.foundry.model, "facts", unread)
+    monkeypatch.setattr(steersim.models.foundry.properties, "facts", unread)
     assert statuses(FoundryModel, params)["reply-facts"] == "violated"
 
 

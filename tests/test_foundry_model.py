@@ -6,13 +6,13 @@ from __future__ import annotations
 import checking
 import pytest
 
-from models.foundry import SPEC
-from models.foundry.facts import facts
-from models.foundry.spec import PACKAGE_QUEUE_CAP
-from sim import Product
-from sim.core.model import Event
-from sim.errors import UsageError
-from sim.simulate.simulator import simulate
+from steersim import Product
+from steersim.core.model import Event
+from steersim.errors import UsageError
+from steersim.models.foundry import SPEC
+from steersim.models.foundry.facts import facts
+from steersim.models.foundry.spec import PACKAGE_QUEUE_CAP
+from steersim.simulate.simulator import simulate
 
 # A smaller configuration than the default checks a variant or finds a bug in about a second; the bugs
 # that need two inputs waiting at once get room for them.

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from models.foundry.harness.explore import Explorer, sampled_plan
-from models.foundry.harness.rootcause import CAUSES, REPRO_DIR, group
+from steersim.models.foundry.harness.explore import Explorer, sampled_plan
+from steersim.models.foundry.harness.rootcause import CAUSES, REPRO_DIR, group
 from tests.test_foundry_conform import StandIn
 
 SCRIPT_TIMEOUT_S = 120
@@ -65,7 +65,7 @@ def run_script(script: Path, prelude: str = "") -> subprocess.CompletedProcess:
                           env=env, cwd=script.parent)
 
 
-real = pytest.importorskip("models.foundry.harness.real")
+real = pytest.importorskip("steersim.models.foundry.harness.real")
 
 
 def test_every_cause_has_its_reproduction():
@@ -109,7 +109,7 @@ def test_a_faithful_chain_shows_no_cause():
 
 # ---------------------------------------------------------------------- the real package
 def test_conform_reaches_both_causes_and_writes_their_scripts_next_to_the_report(tmp_path):
-    from models.foundry.harness.conform import main
+    from steersim.models.foundry.harness.conform import main
 
     out, reports = tmp_path / "found.json", tmp_path / "reports"
     code = main(["--scenario", "refusal-then-steer", "--scenario", "raise-then-follow-up", "--runs", "4",
@@ -129,7 +129,7 @@ def test_conform_reaches_both_causes_and_writes_their_scripts_next_to_the_report
 
 @pytest.mark.slow
 def test_conform_at_its_defaults_reports_both_causes(tmp_path):
-    from models.foundry.harness.conform import main
+    from steersim.models.foundry.harness.conform import main
 
     out = tmp_path / "found.json"
     assert main(["--json", str(out), "--quiet"]) == 1
@@ -138,7 +138,7 @@ def test_conform_at_its_defaults_reports_both_causes(tmp_path):
 
 
 def test_the_responses_host_answers_as_the_model_but_for_the_full_queue(tmp_path):
-    from models.foundry.harness.conform import main
+    from steersim.models.foundry.harness.conform import main
 
     out = tmp_path / "responses.json"
     code = main(["--scenario", "responses-steer", "--scenario", "responses-fork", "--scenario", "responses-full-queue",

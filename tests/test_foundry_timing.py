@@ -9,13 +9,13 @@ import dataclasses
 
 import pytest
 
-from models.foundry.harness.explore import Explorer, RunSpec
-from models.foundry.harness.latency import latency_profile
-from models.foundry.harness.rootcause import _start_on_busy_chain
-from models.foundry.harness.scenarios import NAMED
-from models.foundry.harness.surfaces import run_scenario
-from sim.errors import UsageError
-from sim.harness.vloop import RandomScheduler
+from steersim.errors import UsageError
+from steersim.harness.vloop import RandomScheduler
+from steersim.models.foundry.harness.explore import Explorer, RunSpec
+from steersim.models.foundry.harness.latency import latency_profile
+from steersim.models.foundry.harness.rootcause import _start_on_busy_chain
+from steersim.models.foundry.harness.scenarios import NAMED
+from steersim.models.foundry.harness.surfaces import run_scenario
 from tests.test_foundry_conform import StandIn
 
 STARTUP_S = 1.0
@@ -48,7 +48,7 @@ def test_bad_latency_names_the_choices():
         latency_profile("fast")
 
 
-real = pytest.importorskip("models.foundry.harness.real")
+real = pytest.importorskip("steersim.models.foundry.harness.real")
 
 
 def times(latency: str, seed: int) -> list[float]:

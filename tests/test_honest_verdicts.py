@@ -14,16 +14,16 @@ from pathlib import Path
 
 import pytest
 
-import sim.checking.checkpoint as checkpoint_format
-from models.teaching import SPEC as TEACHING
-from sim import CheckOptions, check
-from sim.checking.memory import rss_mb
-from sim.cli import main
-from sim.core.model import Action, Eventually, ModelBase
-from sim.errors import EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE, EXIT_VIOLATION, UsageError
-from sim.simulate.simulator import Simulator
-from sim.simulate.timing import Delay, TimingProfile
-from sim.traces.trace import read_trace, replay, write_trace
+import steersim.checking.checkpoint as checkpoint_format
+from steersim import CheckOptions, check
+from steersim.checking.memory import rss_mb
+from steersim.cli import main
+from steersim.core.model import Action, Eventually, ModelBase
+from steersim.errors import EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE, EXIT_VIOLATION, UsageError
+from steersim.models.teaching import SPEC as TEACHING
+from steersim.simulate.simulator import Simulator
+from steersim.simulate.timing import Delay, TimingProfile
+from steersim.traces.trace import read_trace, replay, write_trace
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -212,7 +212,7 @@ def test_max_memory_holds_under_workers(capsys):
 def test_the_liveness_phase_is_skipped_when_it_would_pass_the_limit(monkeypatch, capsys, engine):
     """The search fits; the graph the liveness phase would build does not: liveness is not checked,
     and the check says incomplete with the reason."""
-    monkeypatch.setattr("sim.checking.explorer.liveness_mb", lambda states, edges: 1e9)
+    monkeypatch.setattr("steersim.checking.explorer.liveness_mb", lambda states, edges: 1e9)
     code = main(["check", "teaching", "--quiet", "--engine", engine, "--max-memory", f"{rss_mb() + 4000:.0f}"])
     out = capsys.readouterr().out
     assert code == EXIT_INCOMPLETE
@@ -220,7 +220,7 @@ def test_the_liveness_phase_is_skipped_when_it_would_pass_the_limit(monkeypatch,
 
 
 def test_the_vector_engine_stops_before_a_chunk_that_would_pass_the_limit(monkeypatch, capsys):
-    monkeypatch.setattr("sim.checking.vector.VectorExplorer._chunk_mb", lambda self, states: 1e9)
+    monkeypatch.setattr("steersim.checking.vector.VectorExplorer._chunk_mb", lambda self, states: 1e9)
     code = main(["check", "teaching", "--quiet", "--engine", "vector", "--max-memory", f"{rss_mb() + 4000:.0f}"])
     assert code == EXIT_INCOMPLETE and "memory limit" in capsys.readouterr().out
 
@@ -230,7 +230,7 @@ def test_the_vector_engine_stops_before_a_chunk_that_would_pass_the_limit(monkey
 # the child, and a test run's process can hold more than the limit itself
 PEAK_AT_EXIT = """
 import atexit, sys
-from sim.cli import main
+from steersim.cli import main
 def peak():
     with open("/proc/self/status") as status:
         sys.stderr.write(next(line for line in status if line.startswith("VmHWM:")))
@@ -257,7 +257,7 @@ def test_measured_peak_stays_within_ten_percent_of_the_limit(args, limit):
 
 # ---------------------------------------------------------------- replay checks the end
 def recorded(tmp_path, max_steps: int, bug: str | None = None, seed: int = 0):
-    from sim.simulate.sweep import record_run
+    from steersim.simulate.sweep import record_run
 
     params = TEACHING.resolve({}, bug)
     simulator = Simulator(TEACHING.build(params, bug), None, max_steps)
@@ -275,7 +275,7 @@ def test_replay_refuses_an_end_edited_to_quiescent(tmp_path, capsys):
 
 
 def test_replay_refuses_a_trace_whose_violations_were_removed(tmp_path, capsys):
-    from sim.simulate.sweep import run_sweep
+    from steersim.simulate.sweep import run_sweep
 
     report = run_sweep("teaching", TEACHING.resolve({}, "lost-at-boundary"), "lost-at-boundary",
                        TEACHING.build({}, "lost-at-boundary"), range(200), out=tmp_path)

@@ -1,11 +1,11 @@
-"""`sim.core.identity.ByIdentity`: a value read of an object once, kept with that very object."""
+"""`steersim.core.identity.ByIdentity`: a value read of an object once, kept with that very object."""
 
 from __future__ import annotations
 
 import pytest
 
-from sim.core import identity
-from sim.core.identity import ByIdentity
+from steersim.core import identity
+from steersim.core.identity import ByIdentity
 
 
 def test_a_value_is_computed_once_per_object_and_anew_for_an_equal_one() -> None:

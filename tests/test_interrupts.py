@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from sim.errors import EXIT_INTERRUPTED
+from steersim.errors import EXIT_INTERRUPTED
 
 ROOT = Path(__file__).resolve().parent.parent
 BIG_TEACHING = ["teaching", "-p", "K=12", "-p", "N=12", "-p", "Q=7", "-p", "P=12"]  # minutes to check
@@ -64,7 +64,7 @@ def outliving(command: subprocess.Popen) -> list[str]:
 
 
 def running(pid: int) -> bool:
-    """The process runs steersim's work: it has loaded numpy, which `sim.cli` imports only inside a
+    """The process runs steersim's work: it has loaded numpy, which `steersim.cli` imports only inside a
     command (and a worker only with its first task)."""
     try:
         return "_multiarray_umath" in Path(f"/proc/{pid}/maps").read_text()
@@ -80,7 +80,7 @@ def interrupt(args: list[str], ready: str = "progress", settle: float = 0.0) -> 
     outlives it (any that does is killed, so that a failing test leaves nothing behind either)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     with tempfile.TemporaryFile("w+") as stdout:
-        command = subprocess.Popen([sys.executable, "-m", "sim.cli", *args], stdout=stdout, stderr=subprocess.PIPE,
+        command = subprocess.Popen([sys.executable, "-m", "steersim.cli", *args], stdout=stdout, stderr=subprocess.PIPE,
                                    text=True, env=env, cwd=ROOT, start_new_session=True)
         err: list[str] = []
         progressed = threading.Event()
@@ -185,7 +185,7 @@ def test_a_ctrl_c_during_deferred_cleanup_is_raised_after_it_completes(tmp_path)
     import shutil
     import signal
 
-    from sim.interrupts import interrupts_deferred
+    from steersim.interrupts import interrupts_deferred
 
     folder = tmp_path / "tmp"
     (folder / "a" / "b").mkdir(parents=True)
@@ -213,7 +213,7 @@ def test_leaving_a_worker_pool_ends_a_worker_that_outlives_sigterm() -> None:
     import os
     import time
 
-    from sim.interrupts import worker_pool
+    from steersim.interrupts import worker_pool
 
     with worker_pool(1) as pool:
         pending = pool.apply_async(_deaf_to_sigterm, (600,))
@@ -240,7 +240,7 @@ class RaisesSignalWhenFinalised:
 def test_a_ctrl_c_that_lands_in_a_finalizer_is_raised_after_it():
     """Python only prints, then drops, an exception raised in a `__del__` or a weakref callback; a Ctrl-C
     handled there would be lost and the command would run on (asyncio's task sets finalize all the time)."""
-    from sim.interrupts import swallowed_interrupts_redelivered
+    from steersim.interrupts import swallowed_interrupts_redelivered
 
     reached = []
     with pytest.raises(KeyboardInterrupt), swallowed_interrupts_redelivered():
@@ -251,7 +251,7 @@ def test_a_ctrl_c_that_lands_in_a_finalizer_is_raised_after_it():
 
 
 def test_an_unraisable_error_other_than_an_interrupt_goes_on_to_the_previous_hook(monkeypatch):
-    from sim.interrupts import swallowed_interrupts_redelivered
+    from steersim.interrupts import swallowed_interrupts_redelivered
 
     seen = []
     monkeypatch.setattr(sys, "unraisablehook", lambda unraisable: seen.append(unraisable.exc_type))
@@ -269,7 +269,7 @@ def test_a_terminate_that_lands_in_a_worker_finalizer_still_ends_the_worker():
     """A pool worker (`init_worker`) whose finalizer gets the parent's SIGTERM exits, at once, with
     EXIT_INTERRUPTED (not by the SIGALRM that bounds its unwinding), and prints nothing."""
     script = ("import signal, sys, time\n"
-              "from sim.interrupts import init_worker\n"
+              "from steersim.interrupts import init_worker\n"
               "from tests.test_interrupts import RaisesSignalWhenFinalised\n"
               "init_worker()\n"
               "RaisesSignalWhenFinalised(signal.SIGTERM)\n"
@@ -284,7 +284,7 @@ def test_a_ctrl_c_quiets_the_teardown_logs_of_a_dask_worker_started_here() -> No
     does), but its heartbeat errors while the scheduler closes would print tracebacks, so it goes quiet."""
     import logging
 
-    from sim.interrupts import dask_setup
+    from steersim.interrupts import dask_setup
 
     loggers = [logging.getLogger(name) for name in ("distributed", "tornado.application")]
     levels = [logger.level for logger in loggers]

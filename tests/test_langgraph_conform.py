@@ -12,11 +12,11 @@ import pytest
 
 pytest.importorskip("langgraph_api", reason="the langgraph extra is not installed")
 
-from models.langgraph.harness import conform
-from models.langgraph.harness.causes import CAUSES, UNEXPLAINED
-from models.langgraph.harness.runner import Session
-from sim.cli import main as cli
-from sim.errors import EXIT_USAGE, EXIT_VIOLATION
+from steersim.cli import main as cli
+from steersim.errors import EXIT_USAGE, EXIT_VIOLATION
+from steersim.models.langgraph.harness import conform
+from steersim.models.langgraph.harness.causes import CAUSES, UNEXPLAINED
+from steersim.models.langgraph.harness.runner import Session
 
 
 def run_conform(tmp_path, *args):

@@ -6,10 +6,10 @@ from __future__ import annotations
 import checking
 import pytest
 
-from models.langgraph import SPEC
-from models.langgraph.facts import facts
-from sim import Product
-from sim.core.model import Event
+from steersim import Product
+from steersim.core.model import Event
+from steersim.models.langgraph import SPEC
+from steersim.models.langgraph.facts import facts
 
 BUGS = {bug.name: bug for bug in SPEC.variants}
 

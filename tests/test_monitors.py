@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sim.core import facts as F
-from sim.core.monitors import MonitorViolation, NoLostSteers, OneActiveTurn, OrderedHistory, PairedToolResults
+from steersim.core import facts as F
+from steersim.core.monitors import MonitorViolation, NoLostSteers, OneActiveTurn, OrderedHistory, PairedToolResults
 
 
 def run(monitor, stream):

@@ -18,10 +18,10 @@ from openai.types.responses.responses_server_event import ResponseWsError
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from models.openai_ws import SPEC
-from models.openai_ws.frames import EXCERPT_CHARS
-from models.openai_ws.harness.serve import FRAME_FINDING, PATH, SeededChoices, run_server
-from models.openai_ws.harness.session import SERVE_DEFAULTS, Finding, Session
+from steersim.models.openai_ws import SPEC
+from steersim.models.openai_ws.frames import EXCERPT_CHARS
+from steersim.models.openai_ws.harness.serve import FRAME_FINDING, PATH, SeededChoices, run_server
+from steersim.models.openai_ws.harness.session import SERVE_DEFAULTS, Finding, Session
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -100,7 +100,8 @@ def test_findings_quote_a_bounded_excerpt_and_the_session_exits_1(tmp_path):
     produce give two findings, exit 1, and a few hundred characters of output, not megabytes."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     report = tmp_path / "findings.json"
-    command = subprocess.Popen([sys.executable, "-m", "sim.cli", "serve", "openai-ws", "--port", "0", "--seed", "1",
+    command = subprocess.Popen([sys.executable, "-m", "steersim.cli", "serve", "openai-ws", "--port", "0",
+                                "--seed", "1",
                                 "--timeout", "60", "--json", str(report)], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
     try:

@@ -11,13 +11,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from models.openai_ws import SPEC
-from models.openai_ws import client as client_module
-from models.openai_ws.client import judge
-from models.openai_ws.model import FOOTPRINTS, OpenAIWsModel
-from models.openai_ws.properties import view_of_state
-from models.openai_ws.state import WsState
-from sim.core.model import Action, Event
+from steersim.core.model import Action, Event
+from steersim.models.openai_ws import SPEC
+from steersim.models.openai_ws import client as client_module
+from steersim.models.openai_ws.client import judge
+from steersim.models.openai_ws.model import FOOTPRINTS, OpenAIWsModel
+from steersim.models.openai_ws.properties import view_of_state
+from steersim.models.openai_ws.state import WsState
 
 VARIANTS = [None, *sorted(SPEC.bugs)]
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from models.openai_ws import SPEC
-from models.openai_ws.model import OpenAIWsModel, _Step
-from models.openai_ws.state import COMPLETED
-from sim import CheckOptions, check
+from steersim import CheckOptions, check
+from steersim.models.openai_ws import SPEC
+from steersim.models.openai_ws.model import OpenAIWsModel, _Step
+from steersim.models.openai_ws.state import COMPLETED
 
 
 def statuses(model: OpenAIWsModel) -> dict[str, str]:
@@ -128,9 +128,9 @@ def test_a_successor_that_loses_its_previous_response_id_is_caught(monkeypatch):
 
 def test_a_client_tool_output_read_as_synthetic_is_caught(monkeypatch):
     """The defect lives in the fact mapping (`facts.py`), which the model and its properties both read."""
-    import models.openai_ws.model
-    import models.openai_ws.properties
-    from models.openai_ws.facts import facts
+    import steersim.models.openai_ws.model
+    import steersim.models.openai_ws.properties
+    from steersim.models.openai_ws.facts import facts
 
     def synthetic_outputs(event):
         found = facts(event)
@@ -139,8 +139,8 @@ def test_a_client_tool_output_read_as_synthetic_is_caught(monkeypatch):
         return [type(f)(f.name, tuple((k, True if k == "synthetic" else v) for k, v in f.fields)) for f in found]
 
     assert statuses(SPEC.build())["result-facts"] == "holds"
-    monkeypatch.setattr(models.openai_ws.model, "facts", synthetic_outputs)
-    monkeypatch.setattr(models.openai_ws.properties, "facts", synthetic_outputs)
+    monkeypatch.setattr(steersim.models.openai_ws.model, "facts", synthetic_outputs)
+    monkeypatch.setattr(steersim.models.openai_ws.properties, "facts", synthetic_outputs)
     assert statuses(SPEC.build())["result-facts"] == "violated"
 
 

@@ -8,10 +8,10 @@ from collections import deque
 
 import pytest
 
-from models.openai_ws import SPEC
-from models.openai_ws.wire import STEER_ERROR_CODES
-from sim import CheckOptions, check
-from sim.core.fingerprint import fingerprint
+from steersim import CheckOptions, check
+from steersim.core.fingerprint import fingerprint
+from steersim.models.openai_ws import SPEC
+from steersim.models.openai_ws.wire import STEER_ERROR_CODES
 
 STATE_BUDGET = 30_000
 
@@ -97,7 +97,7 @@ def test_every_parameter_is_documented_in_one_line():
 @pytest.mark.parametrize("params", [{}, {"late_steer": "reject"}])
 def test_a_refusal_that_names_the_wrong_parent_state_is_caught(params, monkeypatch):
     """inv22 judges the emitted refusal code against the parent: swapping the two codes breaks it."""
-    from models.openai_ws.model import _Step
+    from steersim.models.openai_ws.model import _Step
 
     original = _Step.refusal
     swap = {"response_already_completed": "response_not_active", "response_not_active": "response_already_completed"}

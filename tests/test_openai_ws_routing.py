@@ -9,9 +9,9 @@ from collections import deque
 
 import pytest
 
-from models.openai_ws import SPEC
-from models.openai_ws.properties import STEP_TRIGGERS, properties, reading_properties, step_invariants
-from sim.core.model import Always
+from steersim.core.model import Always
+from steersim.models.openai_ws import SPEC
+from steersim.models.openai_ws.properties import STEP_TRIGGERS, properties, reading_properties, step_invariants
 
 SLOW = pytest.mark.slow
 CONFIGURATIONS = [

@@ -11,8 +11,8 @@ from openai.types.responses.responses_client_event_param import ResponsesClientE
 from openai.types.responses.responses_server_event import ResponsesServerEvent
 from pydantic import TypeAdapter
 
-from models.openai_ws import SPEC
-from sim.core.fingerprint import fingerprint
+from steersim.core.fingerprint import fingerprint
+from steersim.models.openai_ws import SPEC
 
 SERVER_EVENTS = TypeAdapter(ResponsesServerEvent)
 CLIENT_EVENTS = TypeAdapter(ResponsesClientEventParam)

@@ -10,17 +10,18 @@ from pathlib import Path
 
 import pytest
 
-from models.openai_ws.harness.example_runs import run_example, run_examples, write_example_report
-from models.openai_ws.harness.serve import ReplayedChoices, main
-from models.openai_ws.harness.session import SERVE_DEFAULTS
-from sim.errors import UsageError
-from sim.traces.trace import read_trace, replay
+from steersim.errors import UsageError
+from steersim.models.openai_ws.harness.example_runs import run_example, run_examples, write_example_report
+from steersim.models.openai_ws.harness.serve import ReplayedChoices, main
+from steersim.models.openai_ws.harness.session import SERVE_DEFAULTS
+from steersim.traces.trace import read_trace, replay
 
 # the shared folder beside the checkout (`../shared`), wherever the checkout sits
 SEED_FILE = Path("shared", "spec", "openai-seed-example.py")
 SEED_EXAMPLE = next((folder / SEED_FILE for folder in Path(__file__).resolve().parents
                      if (folder / SEED_FILE).exists()), SEED_FILE)
-JS_EXAMPLE = Path(__file__).resolve().parent.parent / "models" / "openai_ws" / "harness" / "node" / "seed-example.mjs"
+JS_EXAMPLE = (Path(__file__).resolve().parent.parent / "steersim" / "models" / "openai_ws" / "harness" / "node"
+              / "seed-example.mjs")
 CAREFUL_CLIENT = Path(__file__).resolve().parent / "openai_ws_clients" / "careful_client.py"
 
 # How the seed example fares in each outcome class: it only succeeds when its steer reaches a successor.
@@ -55,7 +56,7 @@ def seed_example() -> Path:
 @pytest.fixture(scope="module")
 def js_example() -> Path:
     if not (JS_EXAMPLE.parent / "node_modules" / ".bin" / "node").exists():
-        pytest.skip("npm ci --prefix models/openai_ws/harness/node has not been run")
+        pytest.skip("npm ci --prefix steersim/models/openai_ws/harness/node has not been run")
     return JS_EXAMPLE
 
 
@@ -166,7 +167,7 @@ def test_replay_of_a_recorded_session_reproduces_its_finding(defect, tmp_path):
 
 
 def test_serve_help_exits_0(capsys):
-    from sim.cli import main as steersim
+    from steersim.cli import main as steersim
 
     with pytest.raises(SystemExit) as exited:
         steersim(["serve", "--help"])

@@ -3,9 +3,9 @@ model's events (returning the client's own steer input), judged by the client ob
 
 from __future__ import annotations
 
-from models.openai_ws import SPEC
-from models.openai_ws.client import WireTracker, judge
-from models.openai_ws.harness.session import SERVE_DEFAULTS, Session
+from steersim.models.openai_ws import SPEC
+from steersim.models.openai_ws.client import WireTracker, judge
+from steersim.models.openai_ws.harness.session import SERVE_DEFAULTS, Session
 
 CREATE = {"type": "response.create", "model": "gpt-6-astra", "input": "Draft a plan."}
 

@@ -1,5 +1,5 @@
 """The OpenClaw conformance harness: scenario generation, translation, judging, and runs against the
-real pinned build (those need the Node side: `npm ci --prefix models/openclaw/harness/node`)."""
+real pinned build (those need the Node side: `npm ci --prefix steersim/models/openclaw/harness/node`)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ import subprocess
 
 import pytest
 
-from models.openclaw import events as E
-from models.openclaw.harness import conform, driver, scenarios
-from models.openclaw.harness.causes import CAUSES, REPRO_DIR
-from models.openclaw.harness.judge import judge
-from models.openclaw.harness.scenarios import Knobs, PlanStep, Scenario
-from models.openclaw.versions import preset_for
-from sim.errors import UsageError
+from steersim.errors import UsageError
+from steersim.models.openclaw import events as E
+from steersim.models.openclaw.harness import conform, driver, scenarios
+from steersim.models.openclaw.harness.causes import CAUSES, REPRO_DIR
+from steersim.models.openclaw.harness.judge import judge
+from steersim.models.openclaw.harness.scenarios import Knobs, PlanStep, Scenario
+from steersim.models.openclaw.versions import preset_for
 
 LATEST = driver.NODE_MODULES / "openclaw-latest"
 needs_node = pytest.mark.skipif(

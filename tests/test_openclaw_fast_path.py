@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from models.openclaw import SPEC
-from models.openclaw.memo import Outcome, StepMemo
-from models.openclaw.model import OpenClawModel
-from models.openclaw.properties import properties
-from models.openclaw.state import OpenClawState
-from sim.core.model import Action, Always
+from steersim.core.model import Action, Always
+from steersim.models.openclaw import SPEC
+from steersim.models.openclaw.memo import Outcome, StepMemo
+from steersim.models.openclaw.model import OpenClawModel
+from steersim.models.openclaw.properties import properties
+from steersim.models.openclaw.state import OpenClawState
 from tests.checking import breadth_first
 
 SETTINGS = (

@@ -8,14 +8,14 @@ import functools
 
 import pytest
 
-from models.openclaw import queue_settings
-from models.openclaw.harness import driver, gateway_conform
+from steersim.models.openclaw import queue_settings
+from steersim.models.openclaw.harness import driver, gateway_conform
 
 BUILDS = {"2026.8.1-beta.3": driver.NODE_MODULES / "openclaw-beta", "2026.9.6": driver.NODE_MODULES / "openclaw-latest"}
 needs_node = pytest.mark.skipif(
     not (driver.NODE_MODULES / ".bin" / "node").exists()
     or not all((path / "package.json").exists() for path in BUILDS.values()),
-    reason="the OpenClaw builds are not installed (npm ci --prefix models/openclaw/harness/node)")
+    reason="the OpenClaw builds are not installed (npm ci --prefix steersim/models/openclaw/harness/node)")
 
 
 @functools.cache

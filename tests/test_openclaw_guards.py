@@ -9,10 +9,10 @@ import dataclasses
 import checking
 import pytest
 
-from models.openclaw import SPEC
-from models.openclaw import model as openclaw_model
-from models.openclaw.state import set_at
-from sim import CheckOptions, check
+from steersim import CheckOptions, check
+from steersim.models.openclaw import SPEC
+from steersim.models.openclaw import model as openclaw_model
+from steersim.models.openclaw.state import set_at
 
 # (parameters that switch the behaviour on, what switches it off in the transitions, its guard)
 GUARDS = [

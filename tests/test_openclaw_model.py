@@ -6,11 +6,11 @@ from __future__ import annotations
 import checking
 import pytest
 
-from models.openclaw import SPEC
-from models.openclaw import events as E
-from models.openclaw.state import IDLE, OpenClawState
-from sim.errors import UsageError
-from sim.simulate.simulator import simulate
+from steersim.errors import UsageError
+from steersim.models.openclaw import SPEC
+from steersim.models.openclaw import events as E
+from steersim.models.openclaw.state import IDLE, OpenClawState
+from steersim.simulate.simulator import simulate
 
 
 def verdicts(params=None, bug=None):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from models.openclaw import SPEC
-from models.openclaw.queue_settings import (
+from steersim.models.openclaw import SPEC
+from steersim.models.openclaw.queue_settings import (
     QueueDirective,
     QueueOptions,
     config_mode,

@@ -9,11 +9,11 @@ from typing import NamedTuple
 
 import pytest
 
-from sim import Action, ModelBase
-from sim.checking import ownership
-from sim.checking.ownership import WHOLE, Ownership, choose
-from sim.core.product import Product
-from sim.core.registry import get_model_spec
+from steersim import Action, ModelBase
+from steersim.checking import ownership
+from steersim.checking.ownership import WHOLE, Ownership, choose
+from steersim.core.product import Product
+from steersim.core.registry import get_model_spec
 
 
 class Dial(NamedTuple):
@@ -106,7 +106,7 @@ def test_a_state_of_another_class_than_the_sampled_ones_is_owned_by_its_whole_ke
 
 def test_dask_owners_are_the_same_in_every_process_whatever_its_hash_seed():
     """Dask workers do not share the command's hash seed: their owners come from fingerprints."""
-    probe = ("from sim.checking.ownership import Ownership; from operator import itemgetter; "
+    probe = ("from steersim.checking.ownership import Ownership; from operator import itemgetter; "
              "from tests.test_ownership import Dial; "
              "print(Ownership(('slow',), Dial, itemgetter(0), forked=False)"
              ".owners([(Dial(k, 1), ()) for k in range(40)], 3).tolist())")

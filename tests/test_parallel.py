@@ -14,15 +14,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sim import Action, CheckOptions, Eventually, ModelBase, check
-from sim.checking import transfer
-from sim.checking.ownership import WHOLE
-from sim.checking.partition import KEY_BITS, SOURCES_BETWEEN_CHECKS, Asked, Budget, Partition, Settle
-from sim.cli import main
-from sim.core.product import Product
-from sim.core.registry import get_model_spec
-from sim.errors import EXIT_OK, EXIT_USAGE, EXIT_VIOLATION
-from sim.report.formats import check_json
+from steersim import Action, CheckOptions, Eventually, ModelBase, check
+from steersim.checking import transfer
+from steersim.checking.ownership import WHOLE
+from steersim.checking.partition import KEY_BITS, SOURCES_BETWEEN_CHECKS, Asked, Budget, Partition, Settle
+from steersim.cli import main
+from steersim.core.product import Product
+from steersim.core.registry import get_model_spec
+from steersim.errors import EXIT_OK, EXIT_USAGE, EXIT_VIOLATION
+from steersim.report.formats import check_json
 from tests.test_explorer_judging import Grid
 from tests.test_reduction import PoolModel
 
@@ -134,7 +134,7 @@ def test_what_a_parallel_check_cannot_honour_is_refused_before_it_starts(
 
 
 def test_the_api_refuses_as_the_command_line_does() -> None:
-    from sim.errors import UsageError
+    from steersim.errors import UsageError
 
     model = get_model_spec("teaching").build({}, None)
     with pytest.raises(UsageError, match="--por cannot be used with --workers 2"):
@@ -275,7 +275,7 @@ class Vanishing(PoolModel):
 
 
 def test_a_worker_that_dies_ends_the_check_instead_of_hanging_it() -> None:
-    from sim.checking.workers import WorkerFailure
+    from steersim.checking.workers import WorkerFailure
 
     with pytest.raises(WorkerFailure, match="ended unexpectedly"):
         check(Vanishing(3), workers=2)
@@ -283,7 +283,7 @@ def test_a_worker_that_dies_ends_the_check_instead_of_hanging_it() -> None:
 
 def test_a_worker_that_cannot_build_its_partition_ends_the_check_instead_of_hanging_it(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from sim.checking.workers import WorkerFailure
+    from steersim.checking.workers import WorkerFailure
 
     def broken(self: Partition, *args: object) -> None:
         raise RuntimeError("no partition here")
@@ -315,7 +315,7 @@ class Raising(Grid):
 
 
 def test_a_state_property_that_raises_on_a_worker_is_the_one_process_error() -> None:
-    from sim.errors import ModelError
+    from steersim.errors import ModelError
 
     messages = []
     for workers in (1, 2, 3):

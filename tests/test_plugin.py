@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from models.teaching import SPEC
-from sim.integrations.pytest_plugin import assert_properties
+from steersim.integrations.pytest_plugin import assert_properties
+from steersim.models.teaching import SPEC
 
 pytest_plugins = ["pytester"]
 

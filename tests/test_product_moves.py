@@ -11,14 +11,14 @@ from typing import NamedTuple
 
 import pytest
 
-from models.teaching import SPEC as TEACHING
-from models.teaching.model import TeachingModel, _facts_key
-from sim import CheckOptions, check
-from sim.core import facts as F
-from sim.core.fingerprint import fingerprint
-from sim.core.model import Action, Always, Event, ModelBase
-from sim.core.product import MonitorStates, Product, Violation
-from sim.errors import ModelError
+from steersim import CheckOptions, check
+from steersim.core import facts as F
+from steersim.core.fingerprint import fingerprint
+from steersim.core.model import Action, Always, Event, ModelBase
+from steersim.core.product import MonitorStates, Product, Violation
+from steersim.errors import ModelError
+from steersim.models.teaching import SPEC as TEACHING
+from steersim.models.teaching.model import TeachingModel, _facts_key
 from tests.checking import breadth_first
 
 
@@ -103,7 +103,7 @@ def test_teaching_step_facts_agree_with_its_events(bug: str | None) -> None:
 
 def test_the_agreement_check_sees_a_facts_key_that_misses_what_the_facts_depend_on(monkeypatch) -> None:
     """A key that forgets the queue a delivery appends reuses one delivery's facts for another."""
-    import models.teaching.model as teaching
+    import steersim.models.teaching.model as teaching
 
     monkeypatch.setattr(teaching, "_facts_key", lambda s, a, t: None if a.kind != "user.steer" else _facts_key(s, a, t))
     assert disagreements(TEACHING.build({"K": 3, "N": 3, "Q": 2, "P": 2}))
@@ -294,7 +294,7 @@ def _bits_one_by_one(product: Product, pstate) -> tuple[int, int]:
 def test_liveness_bits_are_each_propertys_goal_and_trigger(name: str, params: dict, bug: str | None) -> None:
     """The monitors' bits, remembered per monitor states, and the model's own, read per state, are the
     goals and triggers of `Product.liveness` judged one by one."""
-    from sim.core.registry import get_model_spec
+    from steersim.core.registry import get_model_spec
 
     spec = get_model_spec(name)
     product = Product(spec.build(spec.resolve(params, bug), bug))

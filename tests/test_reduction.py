@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from models.teaching import SPEC as TEACHING
-from sim import Action, Always, CheckOptions, Sometimes, check
-from sim.checking.reduction import local_action_problems
+from steersim import Action, Always, CheckOptions, Sometimes, check
+from steersim.checking.reduction import local_action_problems
+from steersim.models.teaching import SPEC as TEACHING
 
 # distinct states of Spin's partial-order reduction on the Promela twin (shared/bench/measurements.md)
 SPIN_POR_STATES = {(6, 4): 855, (8, 5): 2243}

@@ -1,4 +1,4 @@
-"""The monitors over recorded facts (`sim.core.replay`), the one mechanism every judge of a recorded run
+"""The monitors over recorded facts (`steersim.core.replay`), the one mechanism every judge of a recorded run
 uses: it catches what a recorded run broke, where, and what it left open, exactly as the product does
 while it steps; and the one `Finding` of the harnesses refuses a kind outside its vocabulary."""
 
@@ -8,12 +8,12 @@ import random
 
 import pytest
 
-from models.teaching import SPEC as TEACHING
-from sim.core import facts as F
-from sim.core.monitors import CORE_MONITORS, TruthfulResults
-from sim.core.product import Product, Transition
-from sim.core.replay import replay_monitors
-from sim.harness.finding import KINDS, Finding
+from steersim.core import facts as F
+from steersim.core.monitors import CORE_MONITORS, TruthfulResults
+from steersim.core.product import Product, Transition
+from steersim.core.replay import replay_monitors
+from steersim.harness.finding import KINDS, Finding
+from steersim.models.teaching import SPEC as TEACHING
 
 # Recorded events, each with the facts it maps to: s2 is applied before s1, which was accepted earlier
 # for the same target, and s1 is never resolved.

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from sim.cli import main
-from sim.core.registry import get_model_spec
-from sim.report.html import REPORT_FILE, report_html
-from sim.traces.canonical import shortest_run_with
+from steersim.cli import main
+from steersim.core.registry import get_model_spec
+from steersim.report.html import REPORT_FILE, report_html
+from steersim.traces.canonical import shortest_run_with
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = get_model_spec("teaching")

@@ -6,10 +6,10 @@ from collections.abc import Mapping
 
 import pytest
 
-from sim import check
-from sim.checking.search import PRUNE, STOP, Control, Edges, Visitor, breadth_first, search_product, transitions_of
-from sim.core.product import Product
-from sim.core.registry import get_model_spec
+from steersim import check
+from steersim.checking.search import PRUNE, STOP, Control, Edges, Visitor, breadth_first, search_product, transitions_of
+from steersim.core.product import Product
+from steersim.core.registry import get_model_spec
 
 # 0 -> 1, 2; 1 -> 3, 0; 2 -> 3, 4; 3 -> 5; 4 -> 5. Breadth-first finds 0, 1, 2, 3, 4, 5; depth-first would not.
 GRAPH: Mapping[int, tuple[int, ...]] = {0: (1, 2), 1: (3, 0), 2: (3, 4), 3: (5,), 4: (5,), 5: ()}

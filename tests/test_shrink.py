@@ -6,15 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from models.teaching import SPEC
-from sim.checking.engines import check
-from sim.checking.explorer import CheckOptions
-from sim.cli import main
-from sim.core.model import Action
-from sim.simulate.shrink import shrink_file, shrink_run, trace_property
-from sim.simulate.simulator import Simulator
-from sim.simulate.sweep import run_sweep
-from sim.traces.trace import read_trace, replay
+from steersim.checking.engines import check
+from steersim.checking.explorer import CheckOptions
+from steersim.cli import main
+from steersim.core.model import Action
+from steersim.models.teaching import SPEC
+from steersim.simulate.shrink import shrink_file, shrink_run, trace_property
+from steersim.simulate.simulator import Simulator
+from steersim.simulate.sweep import run_sweep
+from steersim.traces.trace import read_trace, replay
 
 PARAMS = SPEC.resolve({})
 # How far above the explorer's shortest a shrunk run may stay. The simulated runs of lost-at-boundary

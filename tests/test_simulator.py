@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from models.teaching import SPEC as TEACHING
-from sim.core.fingerprint import fingerprint
-from sim.core.product import Product
-from sim.simulate.simulator import QUIESCENT, VIOLATION, Simulator, simulate
-from sim.simulate.timing import Clocks, TimingProfile
+from steersim.core.fingerprint import fingerprint
+from steersim.core.product import Product
+from steersim.models.teaching import SPEC as TEACHING
+from steersim.simulate.simulator import QUIESCENT, VIOLATION, Simulator, simulate
+from steersim.simulate.timing import Clocks, TimingProfile
 
 
 def explored_graph(model):

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from sim.checking.engines import check
-from sim.checking.explorer import CheckOptions
-from sim.cli import main
-from sim.core.registry import get_model_spec
-from sim.core.stateview import apply_changes, state_view, view_changes
-from sim.draw.layout import layout
-from sim.errors import UsageError
-from sim.report.artefacts import report_path
-from sim.traces.trace import TraceError, read_trace, trace_from_path, write_trace
+from steersim.checking.engines import check
+from steersim.checking.explorer import CheckOptions
+from steersim.cli import main
+from steersim.core.registry import get_model_spec
+from steersim.core.stateview import apply_changes, state_view, view_changes
+from steersim.draw.layout import layout
+from steersim.errors import UsageError
+from steersim.report.artefacts import report_path
+from steersim.traces.trace import TraceError, read_trace, trace_from_path, write_trace
 
 BUG = "lost-at-boundary"
 # every guard of the teaching model, each written as a witness trace beside a counterexample
@@ -225,7 +225,7 @@ def test_the_diagram_has_a_panel_of_state_changes_that_slides_can_leave_out(tmp_
     trace = trace_from_path("teaching", params, BUG, prop.counterexample, system=model)
     plan = layout(trace)
     assert next(r for r in plan.steps if r.index == 12).changes == ('phase="idle"', "queue=[]")
-    from sim.draw.diagram import save_diagram
+    from steersim.draw.diagram import save_diagram
 
     with_panel, without = tmp_path / "a.svg", tmp_path / "b.svg"
     save_diagram(trace, with_panel)

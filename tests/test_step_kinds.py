@@ -10,12 +10,12 @@ from collections import deque
 import pytest
 from test_authoring import readme_model
 
-from sim import CheckOptions, check
-from sim.cli import main
-from sim.core.model import Action, Always, Event, ModelBase
-from sim.core.product import Product
-from sim.core.registry import get_model_spec
-from sim.errors import EXIT_USAGE, ModelError
+from steersim import CheckOptions, check
+from steersim.cli import main
+from steersim.core.model import Action, Always, Event, ModelBase
+from steersim.core.product import Product
+from steersim.core.registry import get_model_spec
+from steersim.errors import EXIT_USAGE, ModelError
 
 BUILT_IN = ("teaching", "openai-ws", "foundry", "openclaw", "codex", "langgraph")
 STATES_PER_VARIANT = 1500

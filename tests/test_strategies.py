@@ -11,13 +11,13 @@ import pytest
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
-from models.teaching import SPEC
-from sim.core.model import Event
-from sim.core.product import Product
-from sim.core.registry import ModelSpec, Param
-from sim.harness.validate import validate
-from sim.integrations.strategies import Environment, environments, params, steer_schedules, timing_profiles
-from sim.simulate.timing import TimingProfile
+from steersim.core.model import Event
+from steersim.core.product import Product
+from steersim.core.registry import ModelSpec, Param
+from steersim.harness.validate import validate
+from steersim.integrations.strategies import Environment, environments, params, steer_schedules, timing_profiles
+from steersim.models.teaching import SPEC
+from steersim.simulate.timing import TimingProfile
 
 SMALL = {"K": (1, 3), "P": (1, 3), "Q": (1, 2)}
 

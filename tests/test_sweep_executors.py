@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from models.teaching import SPEC
-from sim.cli import main
-from sim.errors import UsageError
-from sim.simulate.executors import (
+from steersim.cli import main
+from steersim.errors import UsageError
+from steersim.models.teaching import SPEC
+from steersim.simulate.executors import (
     DaskExecutor,
     SwarmModel,
     SweepRecipe,
@@ -20,9 +20,9 @@ from sim.simulate.executors import (
     swarm_subset,
     sweep,
 )
-from sim.simulate.sweep import run_sweep
-from sim.simulate.timing import TimingProfile
-from sim.traces.trace import read_trace, replay
+from steersim.simulate.sweep import run_sweep
+from steersim.simulate.timing import TimingProfile
+from steersim.traces.trace import read_trace, replay
 
 PARAMS = SPEC.resolve({})
 BUG = "lost-at-boundary"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from sim.core.model import Action, Event
-from sim.core.taken import StepsTaken
+from steersim.core.model import Action, Event
+from steersim.core.taken import StepsTaken
 
 
 def test_events_are_observed_once_per_step_of_the_state_stepped_last():

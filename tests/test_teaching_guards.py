@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from models.teaching.model import IDLE, TeachingModel
-from sim.checking.engines import check
-from sim.checking.explorer import CheckOptions
-from sim.core.model import Action, Event
+from steersim.checking.engines import check
+from steersim.checking.explorer import CheckOptions
+from steersim.core.model import Action, Event
+from steersim.models.teaching.model import IDLE, TeachingModel
 
 
 class LaunchWithoutStart(TeachingModel):

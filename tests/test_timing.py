@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim.simulate.timing import (
+from steersim.simulate.timing import (
     FIRST_BLOCK,
     Clocks,
     Delay,

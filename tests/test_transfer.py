@@ -1,4 +1,4 @@
-"""`sim.checking.transfer`: what a partitioned search sends between processes arrives equal, of the same
+"""`steersim.checking.transfer`: what a partitioned search sends between processes arrives equal, of the same
 types, whatever shape the model built its states in, and a class that says how it pickles is pickled
 its own way."""
 
@@ -11,9 +11,9 @@ from typing import NamedTuple
 
 import pytest
 
-from sim.checking import transfer
-from sim.core.product import MonitorStates, Product
-from sim.core.registry import get_model_spec
+from steersim.checking import transfer
+from steersim.core.product import MonitorStates, Product
+from steersim.core.registry import get_model_spec
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,13 +8,13 @@ import json
 import numpy as np
 import pytest
 
-from models.teaching import SPEC as TEACHING
-from sim import CheckOptions, check
-from sim.checking.vector import MonitorTable, SortedVisited, VectorExplorer, fingerprints
-from sim.cli import main
-from sim.core.product import Product
-from sim.errors import UsageError
-from sim.report.formats import check_json
+from steersim import CheckOptions, check
+from steersim.checking.vector import MonitorTable, SortedVisited, VectorExplorer, fingerprints
+from steersim.cli import main
+from steersim.core.product import Product
+from steersim.errors import UsageError
+from steersim.models.teaching import SPEC as TEACHING
+from steersim.report.formats import check_json
 from tests.checking import breadth_first
 
 SIZES = [{"K": 3, "N": 3, "Q": 2, "P": 3}, {"K": 2, "N": 3, "Q": 1, "P": 1}, {"K": 4, "N": 2, "Q": 2, "P": 2}]
@@ -111,8 +111,8 @@ def test_cli_engine_flag(capsys):
 
 
 def test_monitor_table_is_the_monitor_tabulated():
-    from sim.core import facts as F
-    from sim.core.monitors import OneActiveTurn, StepMemo
+    from steersim.core import facts as F
+    from steersim.core.monitors import OneActiveTurn, StepMemo
 
     alphabet = [F.turn_started("t1", "c"), F.turn_ended("t1", "completed")]
     table = MonitorTable(StepMemo(OneActiveTurn()), alphabet)
@@ -142,9 +142,9 @@ def test_sorted_visited_and_fingerprints():
 @pytest.mark.parametrize("bug", BUGS)
 def test_levels_split_into_chunks_change_nothing(monkeypatch, bug, options):
     """A level is expanded in chunks to bound memory; with tiny chunks the report is still the same."""
-    import sim.checking.vector
+    import steersim.checking.vector
 
     params = {"K": 3, "N": 3, "Q": 2, "P": 3}
     whole = report(params, bug, "vector", **options)
-    monkeypatch.setattr(sim.checking.vector, "CHUNK", 5)
+    monkeypatch.setattr(steersim.checking.vector, "CHUNK", 5)
     assert report(params, bug, "vector", **options) == whole == report(params, bug, "generic", **options)

@@ -12,7 +12,7 @@ from asyncio import selector_events
 
 import pytest
 
-from sim.harness.vloop import (
+from steersim.harness.vloop import (
     LoopLimit,
     LoopStalled,
     PCTScheduler,

@@ -1,2 +1,0 @@
-"""Protocol models of real steering systems, and a small teaching model. Each subpackage exports a
-`SPEC` (`sim.core.registry.ModelSpec`) registered under the `steersim.models` entry point group."""

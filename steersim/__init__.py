@@ -1,0 +1,49 @@
+"""steersim's engine: the Model API, the fact monitors, the explorer and the simulator.
+
+The engine knows nothing of any protocol; models live in `steersim.models` and register through
+the `steersim.models` entry point group, or are named by reference (`path/to/file.py:SPEC`). A model
+of one's own subclasses `ModelBase` and is described by a `ModelSpec` with `Param`s and `Bug`s.
+Names are imported on first use, so that importing `steersim` (which the pytest plugin does in every test
+session) costs nothing until they are needed.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+_EXPORTS = {
+    "Action": "steersim.core.model",
+    "Always": "steersim.core.model",
+    "Event": "steersim.core.model",
+    "Eventually": "steersim.core.model",
+    "Model": "steersim.core.model",
+    "ModelBase": "steersim.core.model",
+    "ModelError": "steersim.errors",
+    "Property": "steersim.core.model",
+    "Sometimes": "steersim.core.model",
+    "Fact": "steersim.core.facts",
+    "CORE_PROPERTY_NAMES": "steersim.core.monitors",
+    "Product": "steersim.core.product",
+    "Bug": "steersim.core.registry",
+    "ModelSpec": "steersim.core.registry",
+    "Param": "steersim.core.registry",
+    "CheckOptions": "steersim.checking.explorer",
+    "CheckResult": "steersim.checking.explorer",
+    "check": "steersim.checking.engines",
+}
+# modules of the public vocabulary: `from steersim import facts as F` gives the fact constructors a model emits
+_MODULES = {"facts": "steersim.core.facts"}
+
+__all__ = sorted([*_EXPORTS, *_MODULES])
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MODULES:
+        value = import_module(_MODULES[name])
+    elif name in _EXPORTS:
+        value = getattr(import_module(_EXPORTS[name]), name)
+    else:
+        raise AttributeError(f"module 'steersim' has no attribute {name!r}")
+    globals()[name] = value
+    return value

@@ -1,0 +1,15 @@
+"""LangGraph server's double texting (`multitask_strategy`) on one thread."""
+
+from steersim.core.registry import ModelSpec
+from steersim.models.langgraph.model import LangGraphModel
+from steersim.models.langgraph.spec import BUGS, PARAMS
+
+SPEC = ModelSpec(
+    name="langgraph",
+    doc="LangGraph's double texting: reject, enqueue, interrupt and rollback of runs on one thread",
+    params=PARAMS,
+    bugs=BUGS,
+    factory=LangGraphModel,
+)
+
+__all__ = ["SPEC", "LangGraphModel"]

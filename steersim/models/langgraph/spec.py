@@ -1,0 +1,52 @@
+"""The LangGraph model's specification: parameters (the documented knobs and the readings the docs
+leave open), bug variants and the properties that catch them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from steersim.core.registry import Bug, Param
+from steersim.models.langgraph.state import ANY, STRATEGIES
+
+PARAMS = (
+    Param("runs", 2, "runs the client creates on the thread, one after another (each may meet the ones in flight)",
+          low=1, high=4),
+    Param("nodes", 1, "nodes of the graph, run one after another (a checkpoint after each)", low=1, high=3),
+    Param("strategy", ANY, "the multitask_strategy of every creation; `any`: each creation picks one of the four",
+          choices=(ANY, *STRATEGIES)),
+    Param("stream_clients", True, "a stream client may join any run in flight (it decides how rollback deletes)"),
+    Param("node_errors", True, "a node may raise, ending its run in error"),
+    Param("interrupted_thread_status", "interrupted",
+          "the thread's status after an interrupted run with nothing else in flight: `interrupted` while the "
+          "run's last checkpoint has nodes left (what the in-memory runtime writes), or `idle`; the docs do not say",
+          choices=("interrupted", "idle")),
+)
+
+BUGS = (
+    Bug("dispatch-by-status", "the dispatcher starts a pending run as soon as no record says running, while a "
+        "cancelled run's task still runs its clean-up", "one-active-turn",
+        {"strategy": "interrupt", "stream_clients": False, "node_errors": False}),
+    Bug("newest-pending-first", "the dispatcher picks the newest pending run", "ordered-history",
+        {"runs": 3, "strategy": "enqueue", "stream_clients": False, "node_errors": False}),
+    Bug("drop-cancelled-pending", "an interrupt removes a pending run it cancels without a status", "no-lost-steers",
+        {"runs": 3, "strategy": "interrupt", "stream_clients": False, "node_errors": False}),
+    Bug("error-keeps-stale-values", "a run that ends in error leaves the thread's values as they were, not its "
+        "last checkpoint's", "thread-agrees-with-last-run", {"runs": 1}),
+    Bug("rollback-keeps-checkpoints", "deleting a rolled-back run keeps its checkpoints", "rollback-leaves-no-trace",
+        {"strategy": "rollback", "node_errors": False}),
+    Bug("reject-ignores-pending", "reject answers 409 only when a run is running, not when one is pending",
+        "reject-409-iff-in-flight", {"strategy": "reject", "stream_clients": False, "node_errors": False}),
+    Bug("cancel-pending-idles-thread", "cancelling a pending run marks the thread idle while other runs are in flight",
+        "thread-busy-while-in-flight", {"runs": 3, "strategy": "interrupt", "stream_clients": False,
+                                        "node_errors": False}),
+)
+
+DEFAULT_TIMING: Mapping[str, Any] = {
+    "default": {"dist": "exponential", "mean": 0.01},
+    "client.create": {"dist": "exponential", "mean": 2.0},
+    "worker.checkpoint": {"dist": "lognormal", "median": 1.0, "sigma": 0.5},
+    "worker.fail": {"dist": "exponential", "mean": 20.0},
+    "worker.settle": {"dist": "lognormal", "median": 0.5, "sigma": 0.5},
+    "stream.join": {"dist": "exponential", "mean": 1.0},
+}

@@ -1,0 +1,401 @@
+"""OpenClaw's own promises (spec section 13), as properties named after them.
+
+Most are step properties over the native events a transition emits (which the engine hands them, so no
+property steps the model again), judged against the call statuses
+of the source state, so each reads like the documented rule: "a tool that started is never cancelled",
+"a drained steer is appended before the next model call". Vacuity guards (`Sometimes`) are added only
+where the configuration can reach the situation they name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import partial
+
+from steersim.core.model import Action, Always, Event, Property, Sometimes
+from steersim.models.openclaw import events as E
+from steersim.models.openclaw.agent_core import NEW, RUNNING
+from steersim.models.openclaw.config import Config, route_of
+from steersim.models.openclaw.state import IDLE, START, OpenClawState
+
+EventsOf = Callable[[OpenClawState, Action], Sequence[Event]]
+"""The native events of the step (state, action): `OpenClawModel.events_of`."""
+EventJudge = Callable[[OpenClawState, Action, OpenClawState, Sequence[Event]], bool]
+
+ABORTING = ("run.start", "model.respond", "turn.poll", "turn.next", "run.follow_up_poll")
+"""The kinds whose step ends a run found aborted (`agent_core.abort_run`): turn_end and agent_end."""
+TOOL_RESULTS = ("tool.checkpoint_a", "tool.launch", "tool.finish", "tool.prepare", "tool.launch_batch",
+                "tool.launch_call", "tool.commit")
+"""The kinds whose step may end a call: tool_execution_end, the toolResult message."""
+
+
+def sent_by(cfg: Config) -> dict[str, tuple[str, ...]]:
+    """Per native event (`tool_result`: a message of role toolResult), the action kinds whose steps can
+    send it under `cfg`, read off the step handlers: a property that only such an event can break judges
+    those kinds alone. A run is found aborted only where something aborts it (a user abort of an Agent
+    Core run, an interrupt), and the stop hook ends a run after a turn only when it answers true."""
+    aborting = ABORTING if (cfg.abort and not cfg.codex) or cfg.mode == "interrupt" else ()
+    stopping = ("turn.poll",) if cfg.stop_after_turn else ()
+    return {
+        "tool_execution_start": ("tool.checkpoint_a", "tool.launch", "tool.finish", "tool.start",
+                                 "tool.launch_batch"),
+        "tool_execution_end": TOOL_RESULTS,
+        "tool_result": TOOL_RESULTS,
+        "turn_end": ("turn.end", *aborting),
+        "agent_end": (*aborting, *stopping, "run.final_poll"),
+        "model_request": ("run.start", "turn.next"),
+        "steering_poll": ("run.start", "tool.checkpoint_a", "tool.launch", "tool.checkpoint_c",
+                          "tool.launch_batch", "turn.poll", "run.final_poll", "session.post_run"),
+        "follow_up_poll": ("run.follow_up_poll", "session.post_run"),
+        "tool_execute": ("tool.launch", "tool.launch_call"),
+        "followup_drain": ("gateway.drain",),
+    }
+
+
+def _call_index(call: str) -> int:
+    return int(call[1:])
+
+
+def replay_lifecycle(seen: tuple[int, ...], events: Sequence[Event]) -> tuple[int, ...]:
+    """Each call's lifecycle after `events` (0 none, 1 started, 2 ended, 3 result), from the events
+    alone: an assistant message that asks for tools opens a new batch. Unknown calls are ignored; the
+    judging is `_lifecycle_ok`'s. A step without tool events leaves `seen` as it is."""
+    life = None
+    for event in events:
+        name = event.name
+        if name not in LIFECYCLE_EVENTS:
+            continue
+        if life is None:
+            life = list(seen)
+        data = event.data
+        if name == "message_end" and data["role"] == "assistant" and data["toolCalls"]:
+            life = [0] * len(data["toolCalls"])
+            continue
+        step = _LIFECYCLE_STEP.get(name)
+        if step is None and name == "message_end" and data["role"] == "toolResult":
+            step = 3
+        if step is None:
+            continue
+        index = _call_index(data.get("toolCallId", data.get("id", "")))
+        if index < len(life):
+            life[index] = step
+    return seen if life is None else tuple(life)
+
+
+_LIFECYCLE_STEP = {"tool_execution_start": 1, "tool_execution_end": 2}
+
+
+LIFECYCLE_EVENTS = frozenset(("message_end", "tool_execution_start", "tool_execution_end", "turn_end"))
+
+
+def _lifecycle_ok(in_order: bool, s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]) -> bool:
+    """Replay the step's tool events over each call's lifecycle as the earlier events left it (`s.seen`):
+    one start, one end, one result, in that order, all done by turn_end; with `in_order`, results follow
+    assistant source order. A step without tool events has nothing to replay."""
+    life = None
+    for event in events:
+        name = event.name
+        if name not in LIFECYCLE_EVENTS:
+            continue
+        if life is None:
+            life = list(s.seen)
+        data = event.data
+        if name == "message_end" and data["role"] == "assistant" and data["toolCalls"]:
+            life = [0] * len(data["toolCalls"])
+            continue
+        if name == "tool_execution_start":
+            index, expect = _call_index(data["toolCallId"]), 0
+        elif name == "tool_execution_end":
+            index, expect = _call_index(data["toolCallId"]), 1
+        elif name == "message_end" and data["role"] == "toolResult":
+            index, expect = _call_index(data["id"]), 2
+            if in_order and any(value != 3 for value in life[:index]):
+                return False
+        elif name == "turn_end":
+            if any(value != 3 for value in life):
+                return False
+            continue
+        else:
+            continue
+        if index >= len(life) or life[index] != expect:
+            return False
+        life[index] = expect + 1
+    return True
+
+
+def _no_cancel_started(s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]) -> bool:
+    for event in events:
+        if event.name == "tool_execution_end":
+            index = _call_index(event.data["toolCallId"])
+            if index < len(s.calls) and s.calls[index] == RUNNING and not event.data["executionStarted"]:
+                return False
+    return True
+
+
+def _no_launch_after_drain(s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]) -> bool:
+    drained = s.drained
+    for event in events:
+        if event.name == "steering_poll" and event.data["drained"] and s.calls:
+            drained = True
+        elif event.name == "tool_execute" and drained:
+            return False
+    return True
+
+
+def _steer_before_launch(s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]) -> bool:
+    return not (s.steerq and a.kind != "tool.launch_call" and any(e.name == "tool_execute" for e in events))
+
+
+def _skip_exact(cfg: Config, s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]) -> bool:
+    for event in events:
+        data = event.data
+        if "text" not in data and "details" not in data:  # neither a skip nor anything that reads like one
+            continue
+        is_skip = data.get("details", {}).get("deniedReason") == "steering" or data.get("text") == cfg.skip_text
+        if not is_skip:
+            continue
+        if data["text"] != cfg.skip_text or data["details"] != E.SKIP_DETAILS:
+            return False
+        if event.name == "tool_execution_end" and data["executionStarted"]:
+            return False
+    return True
+
+
+def _steer_before_next_call(s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]) -> bool:
+    requested = False
+    for event in events:
+        if event.name == "model_request":
+            requested = True
+        elif requested and event.name == "message_end" and event.data["role"] == "user":
+            return False
+    return not (requested and t.pending)
+
+
+def _drained_not_lost(s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]) -> bool:
+    """A drained message reaches the transcript before agent_end, or goes back to its queue (so a step
+    without agent_end loses nothing)."""
+    for event in events:
+        if event.name == "agent_end":
+            break
+    else:
+        return True
+    open_items = set(s.pending)
+    for event in events:
+        if event.name == "steering_poll":
+            open_items.update(event.data["drained"])
+        elif event.name == "message_end" and event.data["role"] == "user":
+            open_items.difference_update(E.items_of(event.data["id"]))
+            open_items.discard(event.data["id"])
+        elif event.name == "agent_end" and open_items - set(t.steerq) - set(t.followups):
+            return False
+    return True
+
+
+def _one_at_a_time(cfg: Config, s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]) -> bool:
+    for event in events:
+        if event.name == "steering_poll" and cfg.steering_mode == "one-at-a-time" and len(event.data["drained"]) > 1:
+            return False
+        if event.name == "follow_up_poll" and cfg.follow_up_mode == "one-at-a-time" and len(event.data["drained"]) > 1:
+            return False
+    return True
+
+
+def _truthful_preflight(cfg: Config, s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]
+                        ) -> bool:
+    """Once the blocked call's preflight ran (the call started), its result is the block (or the abort);
+    a steer drained before the call started may still skip it."""
+    index = cfg.blocked_call
+    if index >= len(s.calls) or s.calls[index] == NEW:
+        return True
+    blocked = E.call_id(index)
+    for event in events:
+        data = event.data
+        call = data.get("toolCallId", data.get("id") if data.get("role") == "toolResult" else None)
+        if call == blocked and "text" in data and data["text"] not in (E.BLOCK_TEXT, E.ABORT_TEXT):
+            return False
+    return True
+
+
+def _collect_routes(cfg: Config, s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]) -> bool:
+    for event in events:
+        if event.name == "followup_drain":
+            items = [item for item in E.items_of(event.data["id"]) if E.is_message_id(item)]
+            if len({route_of(item, cfg.routes) for item in items}) > 1:
+                return False
+    return True
+
+
+def _summary_bounded(cfg: Config, s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]) -> bool:
+    for event in events:
+        if event.name == "followup_drain":
+            summarised = [item for item in event.data["id"].split("+") if item.startswith("overflow:")]
+            if len(summarised) > cfg.cap:
+                return False
+    return True
+
+
+def _on_events(name: str, judge: EventJudge, sent: Sequence[str], doc: str, *,
+               senders: dict[str, tuple[str, ...]], events_of: EventsOf) -> Always:
+    """A promise about the events a step sends, judged on the kinds that send one of `sent` (`senders`)
+    alone, the events read from the model's memo of the steps it just took (`events_of`): the engine
+    then steps the model without building events for the properties (`ModelBase.successor_facts`)."""
+    kinds = tuple(dict.fromkeys(kind for event in sent for kind in senders[event]))
+    return Always(name, step=lambda s, a, t: judge(s, a, t, events_of(s, a)), kinds=kinds, doc=doc)
+
+
+def properties(cfg: Config, events_of: EventsOf) -> list[Property]:
+    """The promises of one configuration (parameters and bug variant). The step ones read the step's
+    events (`events_of`); each judge is `(s, a, t, events)` (a configuration bound first with
+    `partial`), named with the events that can break it, so that steps sending none of them are not
+    judged at all."""
+    on = partial(_on_events, senders=sent_by(cfg), events_of=events_of)
+    ended = ("tool_execution_end", "tool_result")
+    lifecycle = ("tool_execution_start", *ended, "turn_end")
+    props: list[Property] = [
+        on("no-cancel-started", _no_cancel_started, ("tool_execution_end",),
+           "no tool whose implementation started is cancelled by steering"),
+        on("no-launch-after-drain", _no_launch_after_drain, ("tool_execute",),
+           "once a batch drained a steer, no further tool of that batch starts"),
+        on("steer-before-launch", _steer_before_launch, ("tool_execute",),
+           "a steer pending at a launch checkpoint suppresses that launch (the calls of a parallel "
+           "batch that crossed its checkpoint launch together)"),
+        on("one-start-one-end", partial(_lifecycle_ok, False), lifecycle,
+           "every call gets one start, one end and one result message, in that order, before turn_end"),
+        on("results-in-source-order", partial(_lifecycle_ok, True), lifecycle,
+           "tool result messages follow assistant source order"),
+        on("skip-result-exact", partial(_skip_exact, cfg), ended,
+           f"a steering skip reads {cfg.skip_text!r} with details {E.SKIP_DETAILS} and never started"),
+        on("steer-before-next-call", _steer_before_next_call, ("model_request",),
+           "a drained steer is appended after the batch's results and before the next model call"),
+        on("drained-not-lost", _drained_not_lost, ("agent_end",),
+           "every drained message is injected before agent_end (or restored to its queue)"),
+        on("one-at-a-time-drain", partial(_one_at_a_time, cfg), ("steering_poll", "follow_up_poll"),
+           "in one-at-a-time mode each checkpoint drains at most one message"),
+        Always("steer-outranks-stop", step=lambda s, a, t: not (
+                   a.kind == "turn.poll" and (s.pending or s.late_steer) and not s.aborted and t.phase != "next"),
+               kinds=("turn.poll",),
+               doc="a steer accepted during the tool batch outranks shouldStopAfterTurn: one the batch drained, "
+                   "and one accepted while its launched calls ran (sequential Checkpoint C: 'must outrank "
+                   "shouldStopAfterTurn even when there is no remaining tail')"),
+    ]
+    if cfg.blocked_call >= 0:
+        props.append(on("truthful-preflight", partial(_truthful_preflight, cfg), ended,
+                        "a call blocked by its preflight keeps its own result, even when steering skips"))
+    if cfg.mode == "collect":
+        props.append(on("collect-respects-routes", partial(_collect_routes, cfg), ("followup_drain",),
+                        "collect never coalesces messages of different routes, nor delivers "
+                        "one route's overflow summary with another route's messages"))
+    if cfg.drop == "summarize":
+        props.append(on("summary-bounded", partial(_summary_bounded, cfg), ("followup_drain",),
+                        "an overflow summary run carries at most `cap` summary lines (the oldest are "
+                        "elided)"))
+    if cfg.mode != "interrupt" and cfg.debounce_ms > 0:
+        props.append(Always("followup-waits-debounce",
+                            step=lambda s, a, t: not (a.kind == "gateway.drain" and not s.quiet),
+                            kinds=("gateway.drain",),
+                            doc="the follow-up queue drains only after the debounce window"))
+    props += _vacuity_guards(cfg)
+    return props
+
+
+def _vacuity_guards(cfg: Config) -> list[Property]:
+    guards: list[Property] = []
+    tools = cfg.calls > 0 and cfg.tool_turns > 0 and cfg.blocked_call < 0
+    steering = cfg.mode == "steer" and cfg.messages > 0
+    if steering and not cfg.codex and tools:
+        guards += [
+            Sometimes("steer-skips-a-call", state=lambda s: s.drained and s.phase == "turn-end",
+                      doc="some tool call is skipped because a steer was drained at its launch checkpoint"),
+            Sometimes("steer-lands-during-tool", state=lambda s: bool(s.steerq) and RUNNING in s.calls,
+                      doc="some steer arrives while a tool implementation runs"),
+        ]
+    if steering and not cfg.codex:
+        guards.append(Sometimes(
+            "steer-injected-mid-run",
+            state=lambda s: s.phase == "llm" and s.llm_calls > 1 and bool(s.hist) and E.is_message_id(s.hist[-1])
+            and s.hist[-1] not in s.prompts,
+            doc="a steer is the last message the model sees at a later model call of the run (not the "
+                "prompt the run started with)"))
+    if cfg.mode in ("followup", "collect") and cfg.messages > 0:
+        guards.append(Sometimes("followup-run", state=lambda s: s.phase == START and s.prompts != ("p0",),
+                                doc="a queued message runs after the active run ended"))
+    if cfg.mode == "followup" and cfg.messages > 1:
+        guards.append(Sometimes("followup-drains-one-by-one",
+                                state=lambda s: s.phase == START and s.prompts != ("p0",) and bool(s.fq),
+                                doc="a drained follow-up runs while later ones wait their turn in the queue"))
+    if cfg.mode == "collect" and cfg.messages > 1 and cfg.routes > 1:
+        guards.append(Sometimes("collect-keeps-routes-apart", state=lambda s: s.forced,
+                                doc="a cross-route collect queue drains message by message"))
+    guards += _behaviour_guards(cfg)
+    if cfg.mode == "collect" and cfg.messages > 1 and cfg.routes == 1:
+        guards.append(Sometimes("collect-coalesces", state=lambda s: s.phase == START and "+" in s.prompts[0],
+                                doc="several queued messages run as one coalesced follow-up"))
+    if cfg.mode == "interrupt" and cfg.messages > 0:
+        guards.append(Sometimes("interrupt-replaces", state=lambda s: s.phase == IDLE and bool(s.replacement),
+                                doc="an interrupt aborted the run and its message is about to run"))
+    if steering and cfg.codex and cfg.codex_turn_kind == "default" and cfg.messages > 1 and cfg.codex_debounce_ms > 0:
+        guards.append(Sometimes("codex-batches-steers", state=lambda s: any(len(b) > 1 for b in s.inflight),
+                                doc="two messages of one quiet window go to Codex as one turn/steer"))
+    return guards
+
+
+def _behaviour_guards(cfg: Config) -> list[Property]:
+    """One guard for each behaviour a parameter switches on, so a check that never reached it (a mutant
+    that removed it, say) cannot pass: the abort, compaction, the stop hook, agent follow-ups, each
+    drop policy at a reachable cap, the Codex runtime."""
+    guards: list[Property] = []
+    agent_core = not cfg.codex
+    if cfg.abort and agent_core:
+        guards.append(Sometimes("abort-ends-run", state=lambda s: s.aborts > 0 and E.ABORTED_TURN_ID in s.hist,
+                                doc="a user abort ends the active run (the turn-aborted guidance is appended)"))
+    if cfg.compaction and agent_core:
+        guards.append(Sometimes("run-compacts", state=lambda s: s.compacted,
+                                doc="a run compacts after its first turn"))
+    if cfg.stop_after_turn and agent_core and cfg.calls > 0 and cfg.tool_turns > 0:
+        guards.append(Sometimes(
+            "stop-hook-ends-run",
+            state=lambda s: s.phase == IDLE and 0 < s.llm_calls <= cfg.tool_turns and not s.aborted,
+            doc="shouldStopAfterTurn ends a run right after a tool turn, before the model answers it"))
+    if cfg.agent_follow_ups > 0 and agent_core:
+        followups = frozenset(f"f{n}" for n in range(1, cfg.agent_follow_ups + 1))
+        guards.append(Sometimes("agent-follow-up-runs", state=lambda s: bool(followups.intersection(s.hist)),
+                                doc="a message queued with Agent.followUp reaches the transcript"))
+    if cfg.mode in ("followup", "collect") and cfg.messages > cfg.cap:
+        guards.append(_drop_guard(cfg))
+    if cfg.codex and cfg.mode == "steer" and cfg.codex_turn_kind == "default" and cfg.messages > 0 \
+            and cfg.codex_boundaries > 1:
+        guards.append(Sometimes(
+            "codex-consumes-steer",
+            state=lambda s: s.phase == "codex-turn" and s.boundaries < cfg.codex_boundaries and bool(s.hist)
+            and E.is_message_id(E.items_of(s.hist[-1])[0]),
+            doc="a turn/steer batch is consumed at a Codex model boundary inside the turn"))
+    return guards
+
+
+def _drop_guard(cfg: Config) -> Property:
+    """The drop policy at work once the queue is full: a summary run, an evicted oldest message, or a
+    rejected newest one (a message that ran nowhere and waits nowhere)."""
+    if cfg.drop == "summarize":
+        return Sometimes("overflow-summary-runs",
+                         state=lambda s: s.phase == START and s.prompts[0].startswith("overflow:"),
+                         doc="messages dropped at the cap run as an overflow summary")
+
+    def gone_and_waiting(s: OpenClawState) -> tuple[list[int], list[int]]:
+        present = {item for text in (*s.hist, *s.prompts, *s.dropped, *s.steerq, *s.pending)
+                   for item in E.items_of(text)}
+        waiting = [int(item[1:]) for item in s.fq]
+        return [n for n in range(1, s.sent + 1) if f"m{n}" not in present and n not in waiting], waiting
+
+    def evicted_oldest(s: OpenClawState) -> bool:
+        gone, waiting = gone_and_waiting(s)
+        return any(n < m for n in gone for m in waiting)
+
+    def rejected_newest(s: OpenClawState) -> bool:
+        gone, waiting = gone_and_waiting(s)
+        return bool(waiting) and any(n > max(waiting) for n in gone)
+
+    if cfg.drop == "old":
+        return Sometimes("cap-evicts-oldest", state=evicted_oldest,
+                         doc="a full queue evicts its oldest message, which never runs")
+    return Sometimes("cap-rejects-newest", state=rejected_newest,
+                     doc="a full queue rejects the newest message, which never runs")

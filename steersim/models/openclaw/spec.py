@@ -1,0 +1,111 @@
+"""The OpenClaw model's specification: its knobs, with the defaults OpenClaw documents (spec section 12),
+and the size of the scripted scenario (how many tool calls, inbound messages, routes); the named bug
+variants with the property that catches each and the parameters under which each shows; the default
+timing."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from steersim.core.registry import Bug, Param
+from steersim.models.openclaw.queue_settings import DROP_ALIASES, MODE_ALIASES
+from steersim.models.openclaw.versions import PRESET, REFERENCE_VERSION, SKIP_TEXTS, VERSIONS
+
+MODES = ("steer", "followup", "collect", "interrupt")
+MODE_CHOICES = (*MODES, *(alias for alias in MODE_ALIASES if alias not in MODES))
+DROPS = ("summarize", "old", "new")
+DROP_CHOICES = (*DROPS, *(alias for alias in DROP_ALIASES if alias not in DROPS))
+DRAIN_MODES = ("one-at-a-time", "all")
+
+PARAMS: tuple[Param, ...] = (
+    Param("mode", "steer", "gateway queue mode for messages that arrive during an active run (aliases accepted)",
+          choices=MODE_CHOICES),
+    Param("runtime", "agent-core", "the runtime the session runs on", choices=("agent-core", "codex")),
+    Param("layer", "session", "where the gateway meets the agent core: `session` (the embedded runner's "
+          "AgentSession: steering admission closes once the run aborts, and the post-run loop calls "
+          "Agent.continue() while hasQueuedMessages()) or the bare `agent` (one Agent.prompt, nothing after)",
+          choices=("session", "agent")),
+    Param("version", REFERENCE_VERSION, "the published build whose preset the version-dependent parameters "
+          "take when they are `preset` (see steersim/models/openclaw/versions.py)", choices=tuple(VERSIONS)),
+    Param("restore_on_abort", PRESET, "drained steers and follow-ups that an aborted run never injected go "
+          "back to the front of their queues (Agent.finishRun restore)", choices=(PRESET, "on", "off")),
+    Param("skip_text", PRESET, "the text of a steering skip result (STEERING_TOOL_SKIP_MESSAGE)",
+          choices=(PRESET, *SKIP_TEXTS)),
+    Param("tool_execution", "parallel", "Agent toolExecution", choices=("parallel", "sequential")),
+    Param("steering_mode", "one-at-a-time", "Agent steeringMode (drain of the in-run steering queue)",
+          choices=DRAIN_MODES),
+    Param("follow_up_mode", "one-at-a-time", "Agent followUpMode (drain of the agent follow-up queue)",
+          choices=DRAIN_MODES),
+    Param("calls", 2, "tool calls in each scripted tool-use response", low=0, high=4),
+    Param("tool_turns", 1, "how many model responses (counted over the session) ask for tools", low=0, high=3),
+    Param("messages", 3, "inbound user messages sent at any time", low=0, high=4),
+    Param("routes", 1, "distinct routes (channel/to/account/thread); message n uses route n mod routes",
+          low=1, high=3),
+    Param("blocked_call", -1, "index of the call whose beforeToolCall preflight blocks it (-1: none)",
+          low=-1, high=3),
+    Param("agent_follow_ups", 0, "messages queued with Agent.followUp before the run", low=0, high=2),
+    Param("stop_after_turn", False, "shouldStopAfterTurn answers true whenever it is consulted"),
+    Param("abort", False, "the user may abort (/stop) the active run once"),
+    Param("compaction", False, "the run compacts once after its first turn, refusing steering meanwhile"),
+    Param("end_listener_window", False,
+          "agent_end listeners run while the Agent still counts as streaming, so a steer can land there"),
+    Param("debounce_ms", 500, "the follow-up queue's quiet window before it drains (`/queue debounce:`, "
+          "messages.queue.debounceMsByChannel, the channel plugin's default, built-in 500 ms)",
+          low=0, high=86_400_000),
+    Param("cap", 20, "messages.queue.cap: follow-up queue capacity", low=1, high=1000),
+    Param("drop", "summarize", "messages.queue.drop: what a full follow-up queue does",
+          choices=DROP_CHOICES),
+    Param("codex_debounce_ms", 500, "Codex turn/steer quiet window (CODEX_STEER_ALL_DEBOUNCE_MS)",
+          low=0, high=86_400_000),
+    Param("codex_turn_kind", "default", "kind of the active Codex turn (review and compact turns refuse steering)",
+          choices=("default", "review", "compact")),
+    Param("codex_boundaries", 2, "model boundaries in a Codex turn (accepted steering is consumed at each)",
+          low=1, high=3),
+)
+
+BUGS = (
+    Bug("no-checkpoint-b", "a sequential call launches without polling steering right before the launch",
+        "steer-before-launch", {"tool_execution": 'sequential'}),
+    Bug("skip-without-result", "calls skipped by steering get no end event and no result message",
+        "paired-tool-results"),
+    Bug("partial-parallel-recall", "the parallel launch checkpoint recalls only the first ready call",
+        "no-launch-after-drain"),
+    Bug("steer-after-model-call", "the drained steer is appended after the next model call instead of before it",
+        "steer-before-next-call"),
+    Bug("collect-across-routes", "collect coalesces queued messages of different routes into one run",
+        "collect-respects-routes", {"mode": 'collect', "routes": 2}),
+    Bug("all-in-one-at-a-time", "the steering queue drains every message even in one-at-a-time mode",
+        "one-at-a-time-drain"),
+    Bug("cancel-running-tool", "a steer that arrives while parallel tools run cancels them", "no-cancel-started"),
+    Bug("stop-outranks-steer", "shouldStopAfterTurn is consulted even when the tool batch drained a steer",
+        "steer-outranks-stop", {"stop_after_turn": True, "tool_execution": 'sequential'}),
+    Bug("no-final-recheck", "the end of the run does not poll steering again after the follow-up drain",
+        "no-lost-steers", {"layer": 'agent'}),
+    Bug("no-debounce", "the follow-up queue drains without waiting for the debounce window",
+        "followup-waits-debounce", {"mode": 'followup'}),
+    Bug("skip-overwrites-preflight", "a parallel steering skip replaces the result of a call its preflight blocked",
+        "truthful-preflight", {"blocked_call": 0}),
+    Bug("overlapping-runs", "an interrupt starts its replacement run while the run it aborts still has a turn open",
+        "one-active-turn", {"mode": 'interrupt'}),
+    Bug("double-end-event", "the parallel commit ends a call recalled by steering a second time before its result",
+        "one-start-one-end"),
+    Bug("results-out-of-order", "a parallel batch appends each result as its tool finishes, in completion order",
+        "results-in-source-order"),
+    Bug("wrong-skip-text", "the parallel launch checkpoint ends recalled calls with the abort text, not the skip "
+        "text",
+        "skip-result-exact"),
+    Bug("unbounded-summary", "the overflow summary keeps every dropped message instead of the newest `cap` "
+        "per route", "summary-bounded", {"mode": 'followup', "cap": 1, "drop": 'summarize'}),
+    Bug("overflow-across-routes", "the overflow summary rides with the next drained prompt, whatever its route",
+        "collect-respects-routes", {"mode": 'collect', "routes": 2, "cap": 1}),
+)
+
+DEFAULT_TIMING: Mapping[str, Any] = {
+    "default": {"dist": "exponential", "mean": 0.01},
+    "user.message": {"dist": "exponential", "mean": 4.0},
+    "user.abort": {"dist": "exponential", "mean": 20.0},
+    "model.respond": {"dist": "lognormal", "median": 3.0, "sigma": 0.5},
+    "tool.finish": {"dist": "lognormal", "median": 1.5, "sigma": 1.0},
+    "codex.boundary": {"dist": "lognormal", "median": 3.0, "sigma": 0.5},
+}
