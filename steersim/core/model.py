@@ -341,11 +341,11 @@ def model_error(broken: BaseException, state: Any, action: Action | None = None,
     if isinstance(broken, ModelError):
         return broken
     label = None if action is None else action.label()
-    state_text = None if state is None else _state_text(state)
+    shown = None if state is None else state_text(state)
     if isinstance(broken, FactError):
-        return ModelError(f"{label} emitted {broken}", label, state_text)
+        return ModelError(f"{label} emitted {broken}", label, shown)
     text = f"{type(broken).__name__}: {broken}{_raised_at(broken)}"
-    return ModelError(f"{what} raised {text}" if what else text, label, state_text)
+    return ModelError(f"{what} raised {text}" if what else text, label, shown)
 
 
 def _raised_at(broken: BaseException) -> str:
@@ -361,6 +361,6 @@ def _raised_at(broken: BaseException) -> str:
     return f" ({frame.f_code.co_filename}:{line}, in {frame.f_code.co_name})"
 
 
-def _state_text(state: Any) -> str:
+def state_text(state: Any) -> str:
     text = repr(state)
     return text if len(text) <= STATE_TEXT_LIMIT else text[: STATE_TEXT_LIMIT - 3] + "..."

@@ -25,6 +25,7 @@ from fnmatch import fnmatchcase
 from typing import Any, NamedTuple
 
 from steersim.core.facts import Fact, FactError, fact_problem
+from steersim.core.mistakes import Auditor
 from steersim.core.model import (
     Action,
     AdaptedModel,
@@ -45,6 +46,7 @@ PState = tuple[Hashable, tuple]
 _tuple = tuple.__new__  # builds a named tuple from its fields in C, as the hot path does once per step
 ADMITTED_LIMIT = 100_000  # facts remembered as checked; past it the memo starts again
 EVENTED_LIMIT = 4096  # (kind, event names) pairs remembered with the event properties they concern
+_UNSTEPPED = object()  # what `step` returned, before it returned
 SETTLED_LIMIT = 100_000  # monitor states remembered with the liveness bits of the monitors (`liveness_bits`)
 
 
@@ -124,6 +126,7 @@ class Product:
 
     def __init__(self, model: Model | ModelBase, monitors: Sequence[Monitor] = CORE_MONITORS) -> None:
         self.model = model = as_model_base(model)
+        self._auditor = Auditor(model)
         try:
             extra, own = tuple(model.monitors()), tuple(model.properties())
         except Exception as broken:
@@ -214,7 +217,7 @@ class Product:
             states = self.model.init_states()
         except Exception as broken:
             raise model_error(broken, None, what="init_states()") from broken
-        return [(s, initial) for s in states]
+        return [(s, initial) for s in self._auditor.init_states(states)]
 
     def state_violations(self, pstate: PState) -> tuple[Violation, ...]:
         """The state properties `pstate` breaks: all judged in one pass first, and only a state that breaks
@@ -298,9 +301,10 @@ class Product:
 
     def _actions_of(self, state: Hashable) -> Sequence[Action]:
         try:
-            return self._actions(state)
+            actions = self._actions(state)
         except Exception as broken:
             raise model_error(broken, state, what="actions()") from broken
+        return self._auditor.actions(state, actions) if self._auditor.left > 0 else actions
 
     def step(self, pstate: PState, action: Action) -> Transition | None:
         """The whole transition, native events included."""
@@ -385,6 +389,8 @@ class Product:
         batch = self._successor_facts
         if batch is None:
             return self._successors(state, None, False)
+        if self._auditor.left > 0:
+            self._auditor.audit(state, self._actions, self.model.step)
         try:
             return batch(state), None
         except Exception as broken:
@@ -432,8 +438,12 @@ class Product:
         fast = None if whole else self._step_facts
         stepper, to_facts = fast or self.model.step, self.model.facts
         steps: list[tuple[Action, Any, tuple[Fact, ...]]] = []
+        auditor = self._auditor if self._auditor.left > 0 else None
+        if auditor is not None:
+            auditor.left -= 1
         events_at: list[tuple[Event, ...]] | None = None if fast else []
         for action in actions:
+            taken: Any = _UNSTEPPED
             try:
                 taken = stepper(state, action)
                 if taken is None:
@@ -441,11 +451,18 @@ class Product:
                 elif fast is None:
                     nxt, events = taken
                     events = tuple(events)
+                    taken = nxt, events  # a generator of events is read once, here
                     facts = tuple([f for e in events for f in to_facts(e)])
                 else:
                     nxt, facts = taken
+                    facts = tuple(facts)
+                    taken = nxt, facts
             except Exception as broken:
+                if taken is not _UNSTEPPED:  # what step returned has the wrong shape: say so
+                    self._auditor.taken(state, action, taken, events=fast is None)
                 raise model_error(broken, state, action) from broken
+            if auditor is not None:
+                auditor.again(state, action, taken, stepper, events=fast is None)
             steps.append((action, nxt, facts))
             if events_at is not None:
                 events_at.append(events)

@@ -1,0 +1,157 @@
+"""A model author's mistakes that raise nothing in the model's own code, caught where they are made: a state
+that is not hashable, `actions()` returning something other than Actions, `step` returning a bare state
+or events that are not Events, a step that is not deterministic or a state holding NaN. Left alone, each
+surfaces deep in an engine (a visited set, a liveness re-execution) as an internal error that blames
+steersim, or silently changes the counts. The audit steps the first `AUDIT_STATES` states a process meets
+twice, so its cost is bounded and it runs on every engine (each goes through `Product`); a mistake that
+first shows past them is still caught by the shape checks that guard every step at no extra call."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from steersim.core.model import Action, Event, ModelBase, model_error, state_text
+from steersim.errors import ModelError
+
+AUDIT_STATES = 300  # states per process whose every action is stepped twice and whose results are inspected
+
+
+def defined_at(model: ModelBase, hook: str) -> str:
+    """` (file:line, in hook)` of the model's own method `hook`, so that a mistake found in what it
+    returned points at the author's code, never steersim's; "" when the source cannot be found."""
+    owner = getattr(model, "inner", model)
+    method = getattr(type(owner), hook, None)
+    try:
+        function = inspect.unwrap(method)  # type: ignore[arg-type]
+        _, line = inspect.getsourcelines(function)
+        return f" ({inspect.getsourcefile(function)}:{line}, in {hook})"
+    except (TypeError, OSError):
+        return ""
+
+
+def unhashable(value: Any) -> str | None:
+    """Why `value` cannot be a state (it must be hashable and equal to itself), or None if it can."""
+    try:
+        hash(value)
+    except TypeError as broken:
+        return f"is not hashable ({broken}); use a frozen dataclass with tuple fields instead of lists or dicts"
+    try:
+        if value != value:
+            return "is not equal to itself (a NaN in it?), so it is never found again among the states seen"
+    except Exception as broken:  # an __eq__ of the model's that raises
+        return f"cannot be compared ({type(broken).__name__}: {broken})"
+    return None
+
+
+class Auditor:
+    """Checks what a model's `init_states`, `actions` and `step` return, naming the method at fault."""
+
+    def __init__(self, model: ModelBase) -> None:
+        self.model = model
+        self.left = AUDIT_STATES
+
+    def mistake(self, hook: str, problem: str, state: Any = None, action: Any = None) -> ModelError:
+        label = action.label() if isinstance(action, Action) else None
+        return ModelError(f"{hook}() {problem}{defined_at(self.model, hook)}", label,
+                          None if state is None else state_text(state))
+
+    def init_states(self, states: Any) -> list[Any]:
+        try:
+            states = list(states)
+        except TypeError:
+            raise self.mistake("init_states", f"returned {_short(states)}, which is not a list of states") from None
+        if not states:
+            raise self.mistake("init_states", "returned no states, so there is nothing to check; return at least one")
+        for state in states:
+            problem = unhashable(state)
+            if problem is not None:
+                raise self.mistake("init_states", f"returned a state that {problem}", state)
+        return states
+
+    def actions(self, state: Any, actions: Any) -> Sequence[Action]:
+        if actions is None or isinstance(actions, (str, bytes)) or not hasattr(actions, "__iter__"):
+            raise self.mistake("actions", f"returned {_short(actions)}, not a list of Actions", state)
+        actions = list(actions)
+        for action in actions:
+            if not isinstance(action, Action):
+                raise self.mistake("actions", f"returned {_short(action)}, not an Action(actor, kind, args)", state)
+            try:
+                hash(action)
+            except TypeError:
+                raise self.mistake("actions", f"returned {action!r}, whose args are not hashable (use tuples)",
+                                   state) from None
+        return actions
+
+    def taken(self, state: Any, action: Action, taken: Any, events: bool = True) -> tuple[Any, tuple[Any, ...]]:
+        """The `(next, events)` that `step` returned (`(next, facts)` from `step_facts`: not `events`),
+        checked."""
+        hook = "step" if events else "step_facts"
+        if not (isinstance(taken, tuple) and len(taken) == 2):
+            raise self.mistake(hook, f"returned {_short(taken)}; it returns (next_state, "
+                                     f"{'events' if events else 'facts'}), or None for a no-op", state, action)
+        nxt, sent = taken
+        problem = unhashable(nxt)
+        if problem is not None:
+            raise self.mistake(hook, f"returned a next state that {problem}: {_short(nxt)}", state, action)
+        try:
+            sent = tuple(sent)
+        except TypeError:
+            raise self.mistake(hook, f"returned {_short(sent)}, not a list of {'Events' if events else 'Facts'}",
+                               state, action) from None
+        for event in sent if events else ():
+            if not isinstance(event, Event):
+                raise self.mistake(hook, f"returned {_short(event)} among its events, not an Event", state, action)
+        return nxt, sent
+
+    def again(self, state: Any, action: Action, first: Any, step: Callable[[Any, Action], Any],
+              events: bool = True) -> None:
+        """Check what `step` returned for `action` at `state` (`first`, None for a no-op) and step it a
+        second time: the two must be equal, so a step that reads a clock, a random number or a mutable
+        global is named."""
+        hook = "step" if events else "step_facts"
+        try:
+            second = step(state, action)
+        except Exception as broken:
+            raise model_error(broken, state, action) from broken
+        if first is None or second is None:
+            if first is not second:
+                raise self.mistake(hook, f"is not deterministic: stepped twice it returned {_short(first)} "
+                                         f"then {_short(second)}", state, action)
+            return
+        first, second = self.taken(state, action, first, events), self.taken(state, action, second, events)
+        if first != second:
+            raise self.mistake(hook, f"is not deterministic: {_difference(first, second)}", state, action)
+
+    def audit(self, state: Any, actions: Callable[[Any], Any], step: Callable[[Any, Action], Any]) -> None:
+        """Step every action of `state` twice (`again`), for an engine that takes its steps from a batch
+        of the model's (`successor_facts`) rather than from `step`."""
+        self.left -= 1
+        try:
+            offered = actions(state)
+        except Exception as broken:
+            raise model_error(broken, state, what="actions()") from broken
+        for action in self.actions(state, offered):
+            try:
+                first = step(state, action)
+            except Exception as broken:
+                raise model_error(broken, state, action) from broken
+            self.again(state, action, first, step)
+
+
+def _difference(first: tuple[Any, tuple[Event, ...]], second: tuple[Any, tuple[Event, ...]]) -> str:
+    """What differed between two results of one step, in words."""
+    part = 0 if first[0] != second[0] else 1
+    one, other = _short(first[part]), _short(second[part])
+    what = "the next states" if part == 0 else "the events"
+    if one == other:
+        return (f"stepped twice, {what} look alike but are not equal, {one} (a NaN in them? NaN never equals "
+                "itself, so such a state is never found again among the states seen)")
+    return f"stepped twice, {what} differ, {one} then {other} (a clock, random number or shared mutable value?)"
+
+
+def _short(value: Any, limit: int = 160) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
