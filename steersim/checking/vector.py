@@ -25,6 +25,7 @@ import numpy as np
 
 from steersim.checking.codes import Codes
 from steersim.checking.explorer import CheckOptions, CheckResult, Explorer
+from steersim.checking.guarded_kernel import GuardedKernel
 from steersim.checking.liveness import NO_CLASS
 from steersim.core.facts import Fact
 from steersim.core.model import Action, Model, as_model_base
@@ -212,7 +213,7 @@ class VectorExplorer(Explorer):
 
     def __init__(self, model: Model, options: CheckOptions) -> None:
         super().__init__(model, options)
-        self.kernel: VectorKernel = model.vector_kernel()  # type: ignore[attr-defined]
+        self.kernel: VectorKernel = GuardedKernel(model.vector_kernel())  # type: ignore[attr-defined]
         product = self.product
         self.tables = [MonitorTable(steps, self.kernel.facts) for steps in product.monitor_steps]
         self.seen = SortedVisited()
