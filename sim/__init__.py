@@ -15,8 +15,45 @@ from typing import Any
 
 import steersim
 
-# Old module paths whose module moved inside steersim, beyond the rename itself.
-MOVED = {"sim.model": "steersim.core.model"}
+# Old module paths whose module moved inside steersim, beyond the rename itself: 0.1's flat `sim/` was
+# arranged in subpackages by role (core, checking, simulate, traces, harness, draw, report, integrations).
+MOVED = {
+    "sim.audit": "steersim.simulate.audit",
+    "sim.canonical": "steersim.traces.canonical",
+    "sim.checkpoint": "steersim.checking.checkpoint",
+    "sim.ci": "steersim.integrations.ci",
+    "sim.diagram": "steersim.draw.diagram",
+    "sim.engines": "steersim.checking.engines",
+    "sim.executors": "steersim.simulate.executors",
+    "sim.explorer": "steersim.checking.explorer",
+    "sim.facts": "steersim.core.facts",
+    "sim.fingerprint": "steersim.core.fingerprint",
+    "sim.graph": "steersim.checking.graph",
+    "sim.graphview": "steersim.draw.graphview",
+    "sim.htmlreport": "steersim.report.html",
+    "sim.liveness": "steersim.checking.liveness",
+    "sim.memory": "steersim.checking.memory",
+    "sim.model": "steersim.core.model",
+    "sim.monitors": "steersim.core.monitors",
+    "sim.parallel": "steersim.checking.parallel",
+    "sim.paths": "steersim.core.paths",
+    "sim.product": "steersim.core.product",
+    "sim.pytest_plugin": "steersim.integrations.pytest_plugin",
+    "sim.reduction": "steersim.checking.reduction",
+    "sim.registry": "steersim.core.registry",
+    "sim.reports": "steersim.report.formats",
+    "sim.retime": "steersim.simulate.retime",
+    "sim.shrink": "steersim.simulate.shrink",
+    "sim.simulator": "steersim.simulate.simulator",
+    "sim.strategies": "steersim.integrations.strategies",
+    "sim.sweep": "steersim.simulate.sweep",
+    "sim.timing": "steersim.simulate.timing",
+    "sim.trace": "steersim.traces.trace",
+    "sim.validate": "steersim.harness.validate",
+    "sim.vector": "steersim.checking.vector",
+    "sim.visited": "steersim.checking.visited",
+    "sim.vloop": "steersim.harness.vloop",
+}
 
 
 def _new_name(old: str) -> str:

@@ -181,7 +181,7 @@ def test_bug_records_are_the_one_source_and_the_mappings_views_of_them() -> None
     with pytest.raises(ValueError, match="twice"):
         ModelSpec("m", "d", params, (Bug("a", "x"), Bug("a", "y")), lambda p, bug: None)
     with pytest.raises(ValueError, match="a sequence of Bug"):
-        ModelSpec("m", "d", params, {"a": "x"}, lambda p, bug: None)
+        ModelSpec("m", "d", params, ["a"], lambda p, bug: None)
 
 
 def test_optional_hooks_are_declared_on_the_base_and_found_on_a_model_of_the_old_protocol() -> None:

@@ -16,8 +16,9 @@ import importlib
 import importlib.util
 import os
 import sys
+import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from importlib.metadata import entry_points
 from pathlib import Path
 from types import MappingProxyType, ModuleType
@@ -194,6 +195,39 @@ class ModelSpec:
             "params": [p.to_json() for p in self.params],
             "bugs": [bug.to_json() for bug in self.variants],
         }
+
+
+_DATACLASS_INIT = ModelSpec.__init__
+_INIT_FIELDS = tuple(f.name for f in fields(ModelSpec) if f.init)
+
+
+def _init_of_0_1_too(self: ModelSpec, *args: Any, bug_catchers: Mapping[str, str] | None = None,
+                     bug_params: Mapping[str, Mapping[str, Any]] | None = None, **kwargs: Any) -> None:
+    """ModelSpec's own __init__, which also takes a model file written for steersim 0.1 (until 0.3): `bugs`
+    as a mapping of name to doc, with `bug_catchers` and `bug_params` beside it, each spelling warned of
+    once and turned into the `Bug` records that are the one source of bug data now."""
+    given = {**dict(zip(_INIT_FIELDS, args, strict=False)), **kwargs}
+    bugs = given.get("bugs", ())
+    old = [name for name, value in (("bugs={name: doc}", bugs if isinstance(bugs, Mapping) else None),
+                                    ("bug_catchers=", bug_catchers), ("bug_params=", bug_params))
+           if value is not None]
+    for spelling in old:
+        warnings.warn(f"ModelSpec({spelling}...) is deprecated and goes in steersim 0.3: give bugs as "
+                      "Bug(name, doc, caught_by, params) records", DeprecationWarning, stacklevel=2)
+    if old:
+        records = tuple(Bug(name, doc) for name, doc in bugs.items()) if isinstance(bugs, Mapping) else tuple(bugs)
+        names = {bug.name for bug in records if isinstance(bug, Bug)}
+        for what, table in (("bug_catchers", bug_catchers or {}), ("bug_params", bug_params or {})):
+            stray = [name for name in table if name not in names]
+            if stray:
+                raise ValueError(f"model {given.get('name')!r}: {what} names {stray[0]!r}, which is not in bugs")
+        given["bugs"] = tuple(replace(bug, caught_by=(bug_catchers or {}).get(bug.name, bug.caught_by),
+                                      params=(bug_params or {}).get(bug.name, bug.params))
+                              if isinstance(bug, Bug) else bug for bug in records)
+    _DATACLASS_INIT(self, **given)
+
+
+ModelSpec.__init__ = _init_of_0_1_too  # type: ignore[method-assign]
 
 
 def available_models() -> dict[str, ModelSpec]:
