@@ -19,14 +19,16 @@ AUDIT_STATES = 300  # states per process whose every action is stepped twice and
 
 
 def defined_at(model: ModelBase, hook: str) -> str:
-    """` (file:line, in hook)` of the model's own method `hook`, so that a mistake found in what it
-    returned points at the author's code, never steersim's; "" when the source cannot be found."""
-    owner = getattr(model, "inner", model)
-    method = getattr(type(owner), hook, None)
+    """` (file:line, in hook)` of the model's own method `hook` (of its class, for an attribute such as
+    `fair_actors`), so that a mistake found in what it returned points at the author's code, never
+    steersim's; "" when the source cannot be found."""
+    owner = type(getattr(model, "inner", model))
+    found = inspect.getattr_static(owner, hook, None)
+    method = found if inspect.isfunction(found) else None
     try:
-        function = inspect.unwrap(method)  # type: ignore[arg-type]
-        _, line = inspect.getsourcelines(function)
-        return f" ({inspect.getsourcefile(function)}:{line}, in {hook})"
+        target = inspect.unwrap(method) if method is not None else owner
+        _, line = inspect.getsourcelines(target)
+        return f" ({inspect.getsourcefile(target)}:{line}, in {hook if method is not None else owner.__name__})"
     except (TypeError, OSError):
         return ""
 
@@ -57,6 +59,18 @@ class Auditor:
         return ModelError(f"{hook}() {problem}{defined_at(self.model, hook)}", label,
                           None if state is None else state_text(state))
 
+    def declarations(self, properties: Sequence[Any], kinds: tuple[type, ...]) -> None:
+        """The model's declared actors, action kinds and properties are of the types the engines read."""
+        for name in ("fair_actors", "action_kinds"):
+            value = getattr(self.model, name)
+            if isinstance(value, str) or not all(isinstance(item, str) for item in value):
+                raise ModelError(f"{name} is {_short(value)}; it is a tuple of strings, as in "
+                                 f"{name} = ('agent',){defined_at(self.model, name)}")
+        for prop in properties:
+            if not isinstance(prop, kinds):
+                raise self.mistake("properties", f"returned {_short(prop)}, which is not an Always, Sometimes "
+                                                 "or Eventually")
+
     def init_states(self, states: Any) -> list[Any]:
         try:
             states = list(states)
@@ -73,7 +87,10 @@ class Auditor:
     def actions(self, state: Any, actions: Any) -> Sequence[Action]:
         if actions is None or isinstance(actions, (str, bytes)) or not hasattr(actions, "__iter__"):
             raise self.mistake("actions", f"returned {_short(actions)}, not a list of Actions", state)
-        actions = list(actions)
+        try:
+            actions = list(actions)
+        except Exception as broken:  # a generator of the model's that raises
+            raise model_error(broken, state, what="actions()") from broken
         for action in actions:
             if not isinstance(action, Action):
                 raise self.mistake("actions", f"returned {_short(action)}, not an Action(actor, kind, args)", state)
@@ -141,14 +158,20 @@ class Auditor:
 
 
 def _difference(first: tuple[Any, tuple[Event, ...]], second: tuple[Any, tuple[Event, ...]]) -> str:
-    """What differed between two results of one step, in words."""
-    part = 0 if first[0] != second[0] else 1
-    one, other = _short(first[part]), _short(second[part])
-    what = "the next states" if part == 0 else "the events"
-    if one == other:
-        return (f"stepped twice, {what} look alike but are not equal, {one} (a NaN in them? NaN never equals "
-                "itself, so such a state is never found again among the states seen)")
-    return f"stepped twice, {what} differ, {one} then {other} (a clock, random number or shared mutable value?)"
+    """What differed between two results of one step, in words: the next states, or the first event
+    that differs."""
+    if first[0] != second[0]:
+        what, one, other = "the next states", first[0], second[0]
+    else:
+        at = next((k for k, (a, b) in enumerate(zip(first[1], second[1], strict=False)) if a != b),
+                  min(len(first[1]), len(second[1])))
+        what = f"event {at + 1}"
+        one, other = [(sent[at] if at < len(sent) else "no event") for sent in (first[1], second[1])]
+    if _short(one) == _short(other):
+        return (f"stepped twice, {what} look alike but are not equal, {_short(one)} (a NaN in them? NaN never "
+                "equals itself, so such a state is never found again among the states seen)")
+    return (f"stepped twice, {what} differ, {_short(one)} then {_short(other)} (a clock, random number or "
+            "shared mutable value?)")
 
 
 def _short(value: Any, limit: int = 160) -> str:

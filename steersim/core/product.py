@@ -25,7 +25,7 @@ from fnmatch import fnmatchcase
 from typing import Any, NamedTuple
 
 from steersim.core.facts import Fact, FactError, fact_problem
-from steersim.core.mistakes import Auditor
+from steersim.core.mistakes import Auditor, defined_at
 from steersim.core.model import (
     Action,
     AdaptedModel,
@@ -131,6 +131,7 @@ class Product:
             extra, own = tuple(model.monitors()), tuple(model.properties())
         except Exception as broken:
             raise model_error(broken, None, what="properties() or monitors()") from broken
+        self._auditor.declarations(own, (Always, Sometimes, Eventually))
         self.monitors = tuple(monitors) + extra
         props: Sequence[Property] = tuple(_guarded(p) for p in own)
         self.state_props = tuple(p for p in props if isinstance(p, Always) and p.state is not None)
@@ -178,7 +179,8 @@ class Product:
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
             raise ModelError(f"model {model.name!r} declares property names twice: {', '.join(duplicates)}; "
-                             "give each property a name of its own")
+                             "give each property a name of its own (the core monitors' names are taken)"
+                             f"{defined_at(model, 'properties')}")
 
     def liveness_bits(self, pstate: PState) -> tuple[int, int]:
         """Over `liveness`: bit k of the first set when goal k does not hold in `pstate`, of the second
@@ -585,7 +587,8 @@ def _standing(model: Any, hook: str) -> Any:
 
 
 def _guarded(prop: Property) -> Property:
-    """`prop` with its predicates raising a ModelError that names the property, when they raise."""
+    """`prop` with its predicates raising a ModelError that names the property, when they raise (a property
+    of another type than these three was refused before: `Auditor.declarations`)."""
 
     def guard(judge: Any) -> Any:
         if judge is None:
@@ -604,9 +607,7 @@ def _guarded(prop: Property) -> Property:
         return replace(prop, state=guard(prop.state), step=guard(prop.step))
     if isinstance(prop, Sometimes):
         return replace(prop, state=guard(prop.state))
-    if isinstance(prop, Eventually):
-        return replace(prop, goal=guard(prop.goal), trigger=guard(prop.trigger))
-    raise ModelError(f"properties() returned {prop!r}, which is not an Always, Sometimes or Eventually")
+    return replace(prop, goal=guard(prop.goal), trigger=guard(prop.trigger))  # an Eventually: types are checked
 
 
 def _unsettled(index: int, monitor: Monitor) -> Any:
