@@ -41,6 +41,14 @@ class Param:
     low: int | None = None
     high: int | None = None
 
+    def __post_init__(self) -> None:
+        """A default the parameter itself refuses would make every run of the model fail: refuse it where
+        the parameter is declared, in the model file's own line."""
+        try:
+            self.validate(self.default)
+        except UsageError as refused:
+            raise ValueError(f"Param {self.name!r} has default {self.default!r}, which it refuses: {refused}") from None
+
     def parse(self, text: str) -> Any:
         """Turn a command-line value into this parameter's type, or say what is allowed."""
         if isinstance(self.default, bool):
