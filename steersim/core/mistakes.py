@@ -3,8 +3,10 @@ that is not hashable, `actions()` returning something other than Actions, `step`
 or events that are not Events, a step that is not deterministic or a state holding NaN. Left alone, each
 surfaces deep in an engine (a visited set, a liveness re-execution) as an internal error that blames
 steersim, or silently changes the counts. The audit steps the first `AUDIT_STATES` states a process meets
-twice, so its cost is bounded and it runs on every engine (each goes through `Product`); a mistake that
-first shows past them is still caught by the shape checks that guard every step at no extra call."""
+twice, so its cost is bounded and it runs on every engine (each goes through `Product`). Past them only
+a `step` result of the wrong shape is still named (it fails to unpack, at no extra cost per step); a
+state that first turns unhashable, or a step that first turns non-deterministic, deeper than the audited
+states is not."""
 
 from __future__ import annotations
 
