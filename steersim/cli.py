@@ -93,9 +93,9 @@ def _build(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
 
 
 def cmd_models(args: argparse.Namespace) -> int:
-    from steersim.core.registry import available_models
+    from steersim.core.registry import available_models, get_model_spec
 
-    specs = available_models()
+    specs = {ref: get_model_spec(ref) for ref in args.model} if args.model else available_models()
     if args.json:
         print(json.dumps([spec.to_json() for spec in specs.values()], indent=2))
         return EXIT_OK
@@ -458,13 +458,42 @@ def _delegate(group: str) -> Callable[[argparse.Namespace], int]:
     return run
 
 
+class _ShowVersion(Exception):
+    """`--version` was given: `main` prints the version and stops, whatever else the line holds."""
+
+
+class _VersionAction(argparse.Action):
+    """Raises `_ShowVersion` as soon as argparse meets `--version`, before it asks for a command
+    (argparse's own version action exits the interpreter, which `main`'s callers must not see)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> None:
+        raise _ShowVersion
+
+
+def version_line() -> str:
+    """`steersim X.Y.Z`, from the installed package's metadata."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"steersim {version('steersim')}"
+    except PackageNotFoundError:
+        return "steersim (version unknown: not installed; install it with `pip install -e .`)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = ArgumentParser(prog="steersim", description="Model checking and simulation of mid-turn steering.")
     parser.add_argument("--debug", action="store_true",
                         help="on an internal error, print its traceback here instead of saving it to a file")
+    parser.add_argument("--version", action=_VersionAction, help="print steersim's version (the determinism of "
+                        "every output is promised per version)")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=ArgumentParser)
 
     p = sub.add_parser("models", help="list models, their parameters and bug variants")
+    p.add_argument("model", nargs="*", help="only these: model names, path/to/file.py:SPEC or package.module:SPEC "
+                                            "(default: every installed model)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=cmd_models)
 
@@ -623,6 +652,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             refuse_clashes(args)
             code = args.run(args)
         sys.stdout.flush()  # so that a reader who left shows here, not as a message at exit
+    except _ShowVersion:
+        print(version_line())
+        return EXIT_OK
     except UsageError as bad:
         print(f"steersim: error: {bad}", file=sys.stderr)
         return EXIT_USAGE

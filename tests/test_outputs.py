@@ -189,3 +189,21 @@ def test_a_checkpoint_of_a_newer_format_is_called_newer(tmp_path, capsys):
     assert "newer than this steersim reads" in err and "older" not in err
     ckpt.write_bytes(b"steersim-checkpoint 2\n" + b"0" * 64 + b"\n{}\n")
     assert "older format" in refused(capsys, ["check", "teaching", "--quiet", "--resume", str(ckpt)])
+
+
+def test_version_prints_the_installed_version(capsys):
+    from importlib.metadata import version
+
+    assert main(["--version"]) == EXIT_OK
+    assert capsys.readouterr().out == f"steersim {version('steersim')}\n"
+
+
+def test_models_lists_a_model_given_by_path_in_text_and_json(tmp_path, capsys):
+    model = tmp_path / "mine.py"
+    model.write_text(MODEL)
+    assert main(["models", f"{model}:SPEC"]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert out.startswith("teaching: ") and "--bug lost-at-boundary" in out and "openai-ws" not in out
+    assert main(["models", f"{model}:SPEC", "--json"]) == EXIT_OK
+    assert [spec["name"] for spec in json.loads(capsys.readouterr().out)] == ["teaching"]
+    assert "unknown model" in refused(capsys, ["models", "nosuch"])
