@@ -154,7 +154,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             _print_counterexample(prop, model)
     for note in result.notes:
         print(f"note: {note}")
-    for line in result.coverage.lines():
+    stopped_early = _stopped_early(result, args.keep_going)
+    for line in result.coverage.lines(stopped_early):
         print(line)
     print(f"{result.status}: {result.states:,} distinct states, {result.transitions:,} transitions, "
           f"depth {result.max_depth}, {result.seconds:.2f} s")
@@ -168,10 +169,25 @@ def cmd_check(args: argparse.Namespace) -> int:
         written = write_check_traces(result, model, args.model, params, args.bug, args.traces)
         print(f"wrote {len(written)} traces and diagrams to {args.traces}")
     if args.require_coverage and result.coverage.unfired:
-        print(f"coverage failure: action kind {', '.join(result.coverage.unfired)} never fired at these "
-              "parameters (--require-coverage); change the parameters to reach it, or remove it from the model")
+        if stopped_early:
+            print(f"coverage failure: action kind {', '.join(result.coverage.unfired)} never fired before the "
+                  f"search stopped early ({stopped_early}; --require-coverage)")
+        else:
+            print(f"coverage failure: action kind {', '.join(result.coverage.unfired)} never fired at these "
+                  "parameters (--require-coverage); change the parameters to reach it, or remove it from the model")
         return EXIT_VIOLATION
     return result.exit_code
+
+
+def _stopped_early(result: Any, keep_going: bool) -> str:
+    """Why the search left states unexplored, or "" when it explored every one."""
+    limit = next((note.removeprefix("incomplete: ") for note in result.notes if note.startswith("incomplete: ")),
+                 None)
+    if limit is not None:
+        return limit
+    if result.status == "violation" and not keep_going:
+        return "at the first violation; --keep-going explores every state"
+    return "interrupted" if result.status not in ("ok", "violation") else ""
 
 
 def _print_counterexample(prop: Any, model: Any) -> None:

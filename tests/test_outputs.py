@@ -207,3 +207,32 @@ def test_models_lists_a_model_given_by_path_in_text_and_json(tmp_path, capsys):
     assert main(["models", f"{model}:SPEC", "--json"]) == EXIT_OK
     assert [spec["name"] for spec in json.loads(capsys.readouterr().out)] == ["teaching"]
     assert "unknown model" in refused(capsys, ["models", "nosuch"])
+
+
+def test_properties_no_run_judged_to_its_end_are_unknown_not_holds(tmp_path, capsys):
+    report = tmp_path / "s.json"
+    argv = ["simulate", "teaching", "--bug", "lost-at-boundary", "--seeds", "48", "--out", str(tmp_path / "t"),
+            "--json", str(report)]
+    assert main(argv) == 1  # the one run stops at its violation of no-lost-steers
+    out = capsys.readouterr().out
+    assert "   unknown  always     one-active-turn" in out and " holds " not in out
+    rows = {row["name"]: row for row in json.loads(report.read_text())["properties"]}
+    assert rows["no-lost-steers"]["status"] == "violated"
+    assert rows["one-active-turn"]["status"] == "unknown" and "not judged" in rows["one-active-turn"]["note"]
+    main(["simulate", "teaching", "--seeds", "0..3", "--out", str(tmp_path / "t")])
+    assert "     holds  always     one-active-turn" in capsys.readouterr().out  # runs that ended judge it
+
+
+@pytest.mark.parametrize("extra,why", [(["--bug", "launch-after-steer"], "at the first violation; --keep-going"),
+                                       (["--max-states", "5"], "state limit 5 reached")])
+def test_never_fired_blames_the_early_stop_not_the_parameters(capsys, extra, why):
+    main(["check", "teaching", "--quiet", "--require-coverage", *extra])
+    out = capsys.readouterr().out
+    assert f"coverage: never fired before the search stopped early ({why}" in out
+    assert "at these parameters" not in out
+
+
+def test_never_fired_after_a_whole_search_blames_the_parameters(capsys):
+    main(["check", "teaching", "--bug", "launch-after-steer", "--quiet", "--keep-going", "-p", "N=0"])
+    out = capsys.readouterr().out
+    assert "stopped early" not in out and "coverage: never fired at these parameters" in out
