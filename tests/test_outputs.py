@@ -236,3 +236,44 @@ def test_never_fired_after_a_whole_search_blames_the_parameters(capsys):
     main(["check", "teaching", "--bug", "launch-after-steer", "--quiet", "--keep-going", "-p", "N=0"])
     out = capsys.readouterr().out
     assert "stopped early" not in out and "coverage: never fired at these parameters" in out
+
+
+def keeps_applied_model() -> str:
+    """The README's model with a bug that applies a turn's first steers and leaves them in the queue
+    (the view names them as the facts do), so that a later drop resolves an applied steer again."""
+    import re
+
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## Model your own system"):readme.index("## How it is built")]
+    source = re.findall(r"```python\n(.*?)```", section, re.S)[0]
+    edits = [('            return replace(s, queue=(), turns=',
+              '            kept = s.queue if starting and self.bug == "keeps-applied" else ()\n'
+              '            return replace(s, queue=kept, turns='),
+             ('    def properties(self):', '    def render_state(self, s):\n'
+              '        return {"queue": [f"s{n}" for n in s.queue], "phase": s.phase}\n\n    def properties(self):'),
+             ('"ordered-history")),', '"ordered-history"),\n          Bug("keeps-applied", "applied, left queued", '
+              '"no-lost-steers")),')]
+    for old, new in edits:
+        assert old in source, old
+        source = source.replace(old, new, 1)
+    return source
+
+
+def test_the_cause_of_an_applied_steer_left_in_its_slot_is_not_a_loss(tmp_path, capsys):
+    model = tmp_path / "keeps.py"
+    model.write_text(keeps_applied_model())
+    assert main(["check", f"{model}:SPEC", "--bug", "keeps-applied", "--quiet"]) == 1
+    out = capsys.readouterr().out
+    assert "steer.applied(id='s1'" in out and "steer.failed(id='s1', code='dropped')" in out
+    cause = next(line for line in out.splitlines() if line.startswith("  cause: "))
+    assert "without being applied" not in cause  # it was applied, at the turn's start
+    assert cause.startswith("  cause: no-lost-steers is broken at step 3 (user.steer)")
+    assert cause.endswith("(s1 was still in queue when the step began, so no earlier step lost it)")
+
+
+def test_a_steer_removed_while_still_open_is_named_as_lost(tmp_path, capsys):
+    model = tmp_path / "keeps.py"
+    model.write_text(keeps_applied_model())
+    assert main(["check", f"{model}:SPEC", "--bug", "silent-drop", "--quiet"]) == 1
+    cause = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("  cause: "))
+    assert "was removed from queue at step 1 (user.steer) without being applied" in cause
