@@ -655,8 +655,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command. Ctrl-C, caught by the command's own loop (a partial report) or anywhere else,
     ends in the same one line and exit code."""
+    from steersim.argtypes import refuse_clashes, write_failure
     from steersim.interrupts import swallowed_interrupts_redelivered
-    from steersim.iopaths import refuse_clashes, write_failure
 
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = False

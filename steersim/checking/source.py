@@ -13,8 +13,8 @@ import sys
 from hashlib import blake2b
 from pathlib import Path
 
+from steersim.argtypes import model_source
 from steersim.core.registry import get_model_spec
-from steersim.iopaths import model_source
 
 
 def source_files(reference: str) -> list[tuple[str, Path]]:
