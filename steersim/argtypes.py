@@ -14,6 +14,7 @@ main command and the plugins' own parsers use these same types.
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib.util
 import math
 import os
@@ -254,12 +255,23 @@ def refuse_clashes(args: argparse.Namespace) -> None:
 
 def write_failure(args: argparse.Namespace | None, error: OSError) -> str | None:
     """The line for a write to one of the command's outputs that failed after the work was done (the
-    disk filled, the folder went away), or None when `error` concerns no output of the command."""
-    if args is None or not error.filename:
+    folder went away, the disk filled), or None when `error` concerns no output of the command. A full
+    disk is met while writing, where the error names no file: then every output of the command is named."""
+    if args is None:
         return None
+    outputs = [*_given(args, OUTPUT_FILES), *_given(args, OUTPUT_FOLDERS)]
+    reason = error.strerror or str(error)
+    if not error.filename:
+        if error.errno not in FULL or not outputs:
+            return None
+        named = ", ".join(f"{option} {out}" for option, out in outputs)
+        return f"{args.command}: writing its outputs ({named}) failed: {reason}; free some space and run it again"
     failed = str(error.filename)
-    for option, out in [*_given(args, OUTPUT_FILES), *_given(args, OUTPUT_FOLDERS)]:
+    for option, out in outputs:
         if _inside(failed, out) or _temporary_of(failed, out):
-            return (f"{args.command} {option} {out}: cannot write {failed} ({error.strerror or error}); "
+            return (f"{args.command} {option} {out}: cannot write {failed} ({reason}); "
                     "free the space or give a writable path, and run the command again")
     return None
+
+
+FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)  # a write that failed for want of room, which names no file

@@ -277,3 +277,14 @@ def test_a_steer_removed_while_still_open_is_named_as_lost(tmp_path, capsys):
     assert main(["check", f"{model}:SPEC", "--bug", "silent-drop", "--quiet"]) == 1
     cause = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("  cause: "))
     assert "was removed from queue at step 1 (user.steer) without being applied" in cause
+
+
+def test_a_full_disk_met_while_writing_names_the_outputs(tmp_path, capsys, monkeypatch):
+    out = tmp_path / "r.json"
+
+    def disk_full(path, data):
+        raise OSError(errno.ENOSPC, "No space left on device")  # as a failing write() raises it: no file
+
+    monkeypatch.setattr("steersim.report.formats.write_json", disk_full)
+    err = refused(capsys, ["check", "teaching", "--quiet", "--json", str(out)])
+    assert f"writing its outputs (--json {out}) failed: No space left on device" in err
