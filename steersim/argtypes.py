@@ -18,6 +18,7 @@ import errno
 import importlib.util
 import math
 import os
+import sys
 import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -198,10 +199,12 @@ def model_source(reference: str) -> str | None:
         return None
     if where.endswith(".py") or "/" in where or os.sep in where:
         return where
+    if os.getcwd() not in sys.path:  # where loading the model will look for it too (`core.registry`)
+        sys.path.append(os.getcwd())
     try:
         found = importlib.util.find_spec(where)
-    except (ImportError, ValueError):
-        return None  # loading the model names the problem
+    except Exception:  # a parent package that fails to import: loading the model names the problem
+        return None
     return found.origin if found is not None and found.has_location else None
 
 

@@ -288,3 +288,12 @@ def test_a_full_disk_met_while_writing_names_the_outputs(tmp_path, capsys, monke
     monkeypatch.setattr("steersim.report.formats.write_json", disk_full)
     err = refused(capsys, ["check", "teaching", "--quiet", "--json", str(out)])
     assert f"writing its outputs (--json {out}) failed: No space left on device" in err
+
+
+def test_an_output_over_the_module_of_a_package_model_is_refused(tmp_path, capsys, no_work, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mypkg").mkdir()
+    (tmp_path / "mypkg" / "__init__.py").write_text("")
+    (tmp_path / "mypkg" / "m.py").write_text(MODEL)
+    err = refused(capsys, ["check", "mypkg.m:SPEC", "--quiet", "--junit", "mypkg/m.py"])
+    assert "model's source" in err and (tmp_path / "mypkg" / "m.py").read_text() == MODEL
