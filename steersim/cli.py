@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from steersim.argtypes import (
+    dask_address,
     non_negative_float,
     non_negative_int,
     output_file,
@@ -92,9 +93,9 @@ def _build(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
 
 
 def cmd_models(args: argparse.Namespace) -> int:
-    from steersim.core.registry import available_models
+    from steersim.core.registry import available_models, get_model_spec
 
-    specs = available_models()
+    specs = {ref: get_model_spec(ref) for ref in args.model} if args.model else available_models()
     if args.json:
         print(json.dumps([spec.to_json() for spec in specs.values()], indent=2))
         return EXIT_OK
@@ -130,6 +131,10 @@ def cmd_check(args: argparse.Namespace) -> int:
         raise UsageError(refused)
     _, params, model = _build(args)
     options.identity = {"model": args.model, "params": params, "bug": args.bug}
+    if args.checkpoint or args.resume:
+        from steersim.checking.source import source_digest
+
+        options.identity["source"] = source_digest(args.model)
     if args.graph:
         from steersim.checking.graph import check_graph_path, state_graph, write_graph
 
@@ -149,12 +154,13 @@ def cmd_check(args: argparse.Namespace) -> int:
             _print_counterexample(prop, model)
     for note in result.notes:
         print(f"note: {note}")
-    for line in result.coverage.lines():
+    stopped_early = _stopped_early(result, args.keep_going)
+    for line in result.coverage.lines(stopped_early):
         print(line)
     print(f"{result.status}: {result.states:,} distinct states, {result.transitions:,} transitions, "
           f"depth {result.max_depth}, {result.seconds:.2f} s")
     if args.json:
-        write_json(args.json, check_json(result, params, args.bug))
+        write_json(args.json, check_json(result, params, args.bug, args.model))
     if args.junit:
         Path(args.junit).write_text(check_junit(result, args.bug))
     if args.traces:
@@ -163,10 +169,25 @@ def cmd_check(args: argparse.Namespace) -> int:
         written = write_check_traces(result, model, args.model, params, args.bug, args.traces)
         print(f"wrote {len(written)} traces and diagrams to {args.traces}")
     if args.require_coverage and result.coverage.unfired:
-        print(f"coverage failure: action kind {', '.join(result.coverage.unfired)} never fired at these "
-              "parameters (--require-coverage); change the parameters to reach it, or remove it from the model")
+        if stopped_early:
+            print(f"coverage failure: action kind {', '.join(result.coverage.unfired)} never fired before the "
+                  f"search stopped early ({stopped_early}; --require-coverage)")
+        else:
+            print(f"coverage failure: action kind {', '.join(result.coverage.unfired)} never fired at these "
+                  "parameters (--require-coverage); change the parameters to reach it, or remove it from the model")
         return EXIT_VIOLATION
     return result.exit_code
+
+
+def _stopped_early(result: Any, keep_going: bool) -> str:
+    """Why the search left states unexplored, or "" when it explored every one."""
+    limit = next((note.removeprefix("incomplete: ") for note in result.notes if note.startswith("incomplete: ")),
+                 None)
+    if limit is not None:
+        return limit
+    if result.status == "violation" and not keep_going:
+        return "at the first violation; --keep-going explores every state"
+    return "interrupted" if result.status not in ("ok", "violation") else ""
 
 
 def _print_counterexample(prop: Any, model: Any) -> None:
@@ -345,8 +366,11 @@ def cmd_diagram(args: argparse.Namespace) -> int:
         return EXIT_OK
     if args.property is not None:
         raise UsageError(f"diagram --property picks a counterexample of a check report; {args.trace!r} is a trace")
+    from steersim.traces.header import header_model
+
     trace = read_trace(args.trace)
-    save_diagram(trace, args.output, timing=timing, seed=args.seed, width_px=args.width, state_panel=not args.no_state)
+    save_diagram(trace, args.output, model=header_model(trace, args.trace), timing=timing, seed=args.seed,
+                 width_px=args.width, state_panel=not args.no_state)
     print(f"wrote {args.output} ({len(trace.steps)} steps)")
     return EXIT_OK
 
@@ -359,12 +383,12 @@ def _check_report(source: str) -> dict[str, Any] | None:
         text = Path(source).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None  # read_trace names the problem
-    if is_check_report(text):
-        return json.loads(text)
     try:
         whole = json.loads(text)
-    except json.JSONDecodeError:
-        return None  # JSON Lines: a trace, which read_trace reads and judges
+    except (ValueError, RecursionError):  # JSON Lines (a trace), or no JSON: read_trace judges it
+        return None
+    if is_check_report(whole):
+        return whole
     if isinstance(whole, dict) and "steersim" not in whole:
         raise UsageError(f"{source} is a JSON document but neither a trace nor a `check --json` report; draw a "
                          "trace (`simulate --out`, `check --traces`) or a check report (`check --json`)")
@@ -450,13 +474,42 @@ def _delegate(group: str) -> Callable[[argparse.Namespace], int]:
     return run
 
 
+class _ShowVersion(Exception):
+    """`--version` was given: `main` prints the version and stops, whatever else the line holds."""
+
+
+class _VersionAction(argparse.Action):
+    """Raises `_ShowVersion` as soon as argparse meets `--version`, before it asks for a command
+    (argparse's own version action exits the interpreter, which `main`'s callers must not see)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> None:
+        raise _ShowVersion
+
+
+def version_line() -> str:
+    """`steersim X.Y.Z`, from the installed package's metadata."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"steersim {version('steersim')}"
+    except PackageNotFoundError:
+        return "steersim (version unknown: not installed; install it with `pip install -e .`)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = ArgumentParser(prog="steersim", description="Model checking and simulation of mid-turn steering.")
     parser.add_argument("--debug", action="store_true",
                         help="on an internal error, print its traceback here instead of saving it to a file")
+    parser.add_argument("--version", action=_VersionAction, help="print steersim's version (the determinism of "
+                        "every output is promised per version)")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=ArgumentParser)
 
     p = sub.add_parser("models", help="list models, their parameters and bug variants")
+    p.add_argument("model", nargs="*", help="only these: model names, path/to/file.py:SPEC or package.module:SPEC "
+                                            "(default: every installed model)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=cmd_models)
 
@@ -482,7 +535,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", help="continue the interrupted run saved in this checkpoint")
     p.add_argument("--workers", type=positive_int, default=1,
                    help="explore with N processes, the states partitioned among them (the same report)")
-    p.add_argument("--dask", metavar="ADDRESS|local",
+    p.add_argument("--dask", type=dask_address, metavar="ADDRESS|local",
                    help="explore on a Dask scheduler's workers, or `local` for a 2-worker cluster (the same report)")
     p.add_argument("--graph", type=output_file,
                    help="export the state graph (.graphml or .dot; small configurations only)")
@@ -503,7 +556,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="folder for the first counterexample's trace")
     p.add_argument("--json", type=output_file, help="write the JSON report here")
     p.add_argument("--workers", type=positive_int, default=1, help="local worker processes (default 1: this process)")
-    p.add_argument("--dask", metavar="ADDRESS|local", help="run on a Dask scheduler, or `local` for a 2-worker cluster")
+    p.add_argument("--dask", type=dask_address, metavar="ADDRESS|local",
+                   help="run on a Dask scheduler, or `local` for a 2-worker cluster")
     p.add_argument("--swarm", action="store_true", help="each seed also turns off a random subset of environment kinds")
     p.add_argument("--shrink", action="store_true", help="also write a shrunk copy of the first counterexample")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
@@ -543,7 +597,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="when no run violates: ask the explorer, and write its counterexample, timed, here")
     p.add_argument("--json", type=output_file, help="write the JSON report here")
     p.add_argument("--workers", type=positive_int, default=1, help="local worker processes (default 1: this process)")
-    p.add_argument("--dask", metavar="ADDRESS|local", help="run on a Dask scheduler, or `local` for a 2-worker cluster")
+    p.add_argument("--dask", type=dask_address, metavar="ADDRESS|local",
+                   help="run on a Dask scheduler, or `local` for a 2-worker cluster")
     p.set_defaults(run=cmd_estimate)
 
     p = sub.add_parser("replay", help="re-execute a trace and name the first step that differs")
@@ -600,16 +655,22 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command. Ctrl-C, caught by the command's own loop (a partial report) or anywhere else,
     ends in the same one line and exit code."""
+    from steersim.argtypes import refuse_clashes, write_failure
     from steersim.interrupts import swallowed_interrupts_redelivered
 
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = False
+    args = None
     try:
         with swallowed_interrupts_redelivered():
             args = _parse(build_parser(), argv)
             debug = args.debug
+            refuse_clashes(args)
             code = args.run(args)
         sys.stdout.flush()  # so that a reader who left shows here, not as a message at exit
+    except _ShowVersion:
+        print(version_line())
+        return EXIT_OK
     except UsageError as bad:
         print(f"steersim: error: {bad}", file=sys.stderr)
         return EXIT_USAGE
@@ -618,14 +679,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         _discard_stdout()
         return EXIT_BROKEN_PIPE
+    except OSError as failed:  # an output that could be written when the command started, and not now
+        line = write_failure(args, failed)
+        if line is None:
+            return _crashed(failed, argv, debug)
+        print(f"steersim: error: {line}", file=sys.stderr)
+        return EXIT_USAGE
     except Exception as crash:  # only here: whatever escaped every reader is steersim's own bug
-        from steersim.crash import crash_line
-
-        print(crash_line(crash, argv, debug), file=sys.stderr)
-        return EXIT_INTERNAL
+        return _crashed(crash, argv, debug)
     if code == EXIT_INTERRUPTED:
         print("steersim: interrupted (Ctrl-C)", file=sys.stderr)
     return code
+
+
+def _crashed(crash: BaseException, argv: Sequence[str], debug: bool) -> int:
+    from steersim.crash import crash_line
+
+    print(crash_line(crash, argv, debug), file=sys.stderr)
+    return EXIT_INTERNAL
 
 
 def _parse(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace:
@@ -636,13 +707,26 @@ def _parse(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Nam
         name, equals, value = token.partition("=")
         if token.startswith("--") and equals and value == "--":
             parser.error(f"option {name} takes a value, not '--'")
-    args, extra = parser.parse_known_args(argv)
+    args, extra = parser.parse_known_args(_seeds_joined(argv))
     if extra and args.command == "estimate" and args.query is None and len(extra) == 1 \
             and not extra[0].startswith("-"):
         args.query, extra = extra[0], []
     if extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     return args
+
+
+def _seeds_joined(argv: Sequence[str]) -> list[str]:
+    """`--seeds -5..3` as `--seeds=-5..3`: argparse takes a value starting with `-` for the next option
+    (unless it is a plain negative number), and would say only "expected one argument", where
+    `parse_seeds` says what a seed range is."""
+    out: list[str] = []
+    for token in argv:
+        if out and out[-1] == "--seeds" and token.startswith("-") and token[1:2].isdigit():
+            out[-1] = f"--seeds={token}"
+        else:
+            out.append(token)
+    return out
 
 
 def _discard_stdout() -> None:

@@ -1,10 +1,11 @@
 """Checkpoints of an exhaustive run, so that an interrupted check continues where it stopped.
 
 A checkpoint holds the explorer's whole search state (visited states, parent pointers, the
-frontier, verdicts so far, the liveness graph) and the identity of the run (model, parameters, bug and
-the options that shape the search). The file is
+frontier, verdicts so far, the liveness graph) and the identity of the run (model, parameters, bug, a
+digest of the model's source (`steersim.checking.source`) and the options that shape the search).
+The file is
 
-    steersim-checkpoint 2\\n
+    steersim-checkpoint 5\\n
     <BLAKE2b-256 of the rest, in hex>\\n
     <the identity, one JSON line>\\n
     <the search state, pickled>
@@ -35,7 +36,7 @@ from typing import Any
 from steersim.checking.visited import Frontier
 from steersim.errors import UsageError
 
-VERSION = 4
+VERSION = 5  # 5: the run's identity has the digest of the model's source
 MAGIC = f"steersim-checkpoint {VERSION}\n".encode()
 DIGEST_SIZE = 32
 SEARCH_STATE = (
@@ -134,9 +135,7 @@ def load_checkpoint(path: str, explorer: Any) -> tuple[Any, float]:
     """Restore `explorer` from `path`; returns the frontier and the seconds already spent."""
     raw = _read(path)
     if not raw.startswith(MAGIC):
-        first = raw.split(b"\n", 1)[0][:40]
-        what = "an older checkpoint format" if first.startswith(b"steersim-checkpoint") else "not a steersim checkpoint"
-        raise UsageError(f"checkpoint {path!r} is {what}; this steersim reads version {VERSION} (start the run again)")
+        raise UsageError(_not_readable(path, raw.split(b"\n", 1)[0][:40]))
     digest, _, body = raw[len(MAGIC):].partition(b"\n")
     if blake2b(body, digest_size=DIGEST_SIZE).hexdigest().encode() != digest:
         raise UsageError(f"checkpoint {path!r} is damaged: its checksum does not match its contents "
@@ -149,6 +148,11 @@ def load_checkpoint(path: str, explorer: Any) -> tuple[Any, float]:
     if not isinstance(saved, dict):
         raise UsageError(f"checkpoint {path!r} is damaged: its identity line is not a JSON object")
     wanted = _identity(explorer)
+    was, now = (saved.get("identity") or {}), wanted["identity"]
+    if isinstance(was, dict) and was.get("model") == now.get("model") and was.get("source") != now.get("source"):
+        raise UsageError(f"checkpoint {path!r} was written by another version of the model's source (the code of "
+                         f"{now.get('model')!r} changed since); resume with the model's source as it was, or start "
+                         "the run again")
     for key in sorted(set(saved) | set(wanted)):
         if saved.get(key) != wanted.get(key):
             raise UsageError(f"checkpoint {path!r} belongs to another run: {key} was {saved.get(key)!r}, "
@@ -162,6 +166,20 @@ def load_checkpoint(path: str, explorer: Any) -> tuple[Any, float]:
     for name, value in data["search"].items():
         setattr(explorer, name, value)
     return data["frontier"], float(data["seconds"])
+
+
+def _not_readable(path: str, first: bytes) -> str:
+    """Why a file without this version's first line is not resumed: an older or a newer format (by its
+    version number), or no checkpoint at all."""
+    name, _, number = first.decode("ascii", "replace").partition(" ")
+    if name != "steersim-checkpoint":
+        return f"checkpoint {path!r} is not a steersim checkpoint"
+    version = int(number) if number.isdigit() else None
+    if version is not None and version > VERSION:
+        return (f"checkpoint {path!r} is of format version {version}, newer than this steersim reads ({VERSION}); "
+                "resume it with the newer steersim that wrote it, or start the run again")
+    return (f"checkpoint {path!r} is of an older format ({number or '?'}); this steersim reads version {VERSION} "
+            "(start the run again)")
 
 
 def _check_layout(path: str, data: dict[str, Any], explorer: Any) -> None:

@@ -38,12 +38,16 @@ class Coverage:
         return {"actions": dict(self.fired), "unfired": list(self.unfired), "undeclared": list(self.undeclared),
                 "declared": bool(self.declared)}
 
-    def lines(self) -> list[str]:
-        """The text form: one line per kind, then what never fired."""
+    def lines(self, stopped_early: str = "") -> list[str]:
+        """The text form: one line per kind, then what never fired. `stopped_early` says why the search
+        did not explore every state (empty: it did): then a kind that never fired may fire in the states
+        left unexplored, and the line says so instead of blaming the parameters."""
         width = max((len(f"{count:,}") for _, count in self.fired), default=1)
         out = [f"coverage: {count:>{width},}  {kind}" for kind, count in self.fired]
         if self.unfired:
-            out.append(f"coverage: never fired at these parameters: {', '.join(self.unfired)}")
+            out.append(f"coverage: never fired before the search stopped early ({stopped_early}): "
+                       f"{', '.join(self.unfired)}" if stopped_early else
+                       f"coverage: never fired at these parameters: {', '.join(self.unfired)}")
         if self.undeclared:
             out.append(f"coverage: fired but not in the model's action_kinds: {', '.join(self.undeclared)}")
         elif not self.declared:

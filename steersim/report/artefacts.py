@@ -57,11 +57,12 @@ def write_check_traces(result: CheckResult, model: Model, reference: str, params
     return written
 
 
-def is_check_report(text: str) -> bool:
-    """Whether `text` is a `check --json` report rather than a trace (whose first line is a header)."""
+def is_check_report(text: str | Any) -> bool:
+    """Whether `text` (or the JSON it was parsed to) is a `check --json` report rather than a trace
+    (whose first line is a header)."""
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError:
+        data = json.loads(text) if isinstance(text, str) else text
+    except (ValueError, RecursionError):  # not JSON, an integer of too many digits, nesting too deep
         return False
     return isinstance(data, dict) and "properties" in data and "model" in data and "steersim" not in data
 
@@ -82,10 +83,13 @@ def report_path(report: Mapping[str, Any], name: str | None, source: str) -> tup
         if chosen is None:
             raise UsageError(f"report {source!r} has no counterexample to draw (every property held)")
     params, bug = report.get("params") or {}, report.get("bug")
+    reference = report.get("reference")  # reports written before it was recorded have the model's name only
     try:
-        model = get_model_spec(str(report["model"])).build(params, bug)
+        model = get_model_spec(str(reference or report["model"])).build(params, bug)
     except UsageError as bad:
-        raise UsageError(f"report {source!r} names a model that cannot be built here: {bad}") from None
+        older = "" if reference else (" (the report, of an earlier steersim, records the model's name, not how "
+                                      "the check named it: run `steersim check --json` again to refresh it)")
+        raise UsageError(f"report {source!r} names a model that cannot be built here: {bad}{older}") from None
     body = chosen["counterexample"]
     product = Product(model)
     init = body.get("init", 0)

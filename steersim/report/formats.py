@@ -13,9 +13,14 @@ from steersim.checking.explorer import CheckResult
 from steersim.interrupts import INTERRUPTED
 
 
-def check_json(result: CheckResult, params: Mapping[str, Any], bug: str | None) -> dict[str, Any]:
+def check_json(result: CheckResult, params: Mapping[str, Any], bug: str | None,
+               reference: str | None = None) -> dict[str, Any]:
+    """The `check --json` report. `reference` is the model as the command named it (a registered name,
+    path/to/file.py:SPEC, package.module:SPEC), which `diagram` builds the model from; `model` is the
+    model's own name, for people."""
     return {
         "model": result.model,
+        **({"reference": reference} if reference is not None else {}),
         "params": dict(params),
         "bug": bug,
         "status": result.status,

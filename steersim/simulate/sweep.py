@@ -19,7 +19,7 @@ from steersim.core.model import Model
 from steersim.core.product import Product
 from steersim.errors import EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION
 from steersim.interrupts import INTERRUPTED, collect
-from steersim.simulate.simulator import STEP_LIMIT, TIME_LIMIT, Simulator
+from steersim.simulate.simulator import STEP_LIMIT, TIME_LIMIT, VIOLATION, Simulator
 from steersim.simulate.timing import TimingProfile
 from steersim.traces.trace import make_trace, write_trace
 
@@ -84,15 +84,29 @@ class SweepReport:
         have done next is unknown, so a sweep with any of them proves nothing beyond its violations."""
         return sum(1 for v in self.verdicts if v.end in (STEP_LIMIT, TIME_LIMIT))
 
+    @property
+    def stopped_runs(self) -> int:
+        """Runs that stopped at their first violation: every other property went unjudged after it."""
+        return sum(1 for v in self.verdicts if v.end == VIOLATION)
+
     def property_status(self) -> list[dict[str, Any]]:
+        """Each property's verdict over the runs. A run ends at its first violation, so a property no run
+        violated holds only if some run was judged to its end; when every run stopped early (at another
+        property's violation or at a limit), it was never judged: unknown, not holds."""
         rows = []
-        cut = self.cut_runs
+        cut, stopped = self.cut_runs, self.stopped_runs
+        early = " and ".join(part for part in (f"{stopped} runs stopped at a violation" if stopped else "",
+                                               f"{cut} runs were cut by a limit" if cut else "") if part)
+        whole = self.runs - cut - stopped
         for name, kind in self.properties:
             violated = [v.seed for v in self.verdicts if any(p == name for p, _ in v.violations)]
             reached = [v.seed for v in self.verdicts if name in v.reached]
-            if kind == "sometimes" and not reached and cut:
+            if kind == "sometimes" and not reached and early:
                 rows.append({"name": name, "kind": kind, "status": "unknown", "runs": 0, "first_seed": None,
-                             "note": f"not reached, but {cut} runs were cut by a limit before they ended"})
+                             "note": f"not reached, but {early} before they ended"})
+            elif kind == "always" and not violated and not whole:
+                rows.append({"name": name, "kind": kind, "status": "unknown", "runs": 0, "first_seed": None,
+                             "note": f"not judged: no run went to its end ({early})"})
             elif kind == "sometimes":
                 status = "reached" if reached else "unreached"
                 rows.append({"name": name, "kind": kind, "status": status, "runs": len(reached),

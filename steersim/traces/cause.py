@@ -12,11 +12,12 @@ lost, so the cause is the detection itself.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from steersim.core.facts import Fact
-from steersim.core.monitors import Monitor
+from steersim.core.monitors import Monitor, MonitorViolation
 from steersim.core.replay import replay_monitors
 from steersim.core.stateview import View, mentions
 
@@ -83,12 +84,37 @@ def explain(trace: Trace, views: list[View] | None, monitors: Sequence[Monitor],
     monitor = next((m for m in monitors if name in (m.name, m.name + EVENTUALLY)), None)
     last = len(trace.steps) - 1 if detected is None else detected
     if views is not None and monitor is not None:
-        losses = [(step, subject) for subject in subjects or () if (step := _left_at(views, subject, last)) is not None]
+        still_open = _open_after(trace.steps, monitor)
+        losses = [(step, subject) for subject in subjects or ()
+                  if (step := _left_at(views, subject, last)) is not None and subject in still_open[step]]
         if losses:
             step, subject = min(losses)
             return Cause(step, subject, True, _lost_sentence(trace, views, monitor, subject, step, detected)).to_json()
     subject = (subjects or (None,))[0]
-    return Cause(detected, subject, False, _noticed_sentence(trace, name, record["message"], detected)).to_json()
+    summary = _noticed_sentence(trace, name, record["message"], detected)
+    where = None if views is None or subject is None else _place(views[last], subject)
+    if where is not None:
+        summary += f" ({subject} was still in {where} when the step began, so no earlier step lost it)"
+    return Cause(detected, subject, False, summary).to_json()
+
+
+def _place(view: View, subject: str) -> str | None:
+    """The first entry of a state's view that holds `subject`, or None."""
+    return next((key for key, value in view.items() if mentions(value, subject)), None)
+
+
+def _open_after(steps: Sequence[TraceStep], monitor: Monitor) -> list[frozenset[str]]:
+    """The subjects `monitor` still waits on after each step. Leaving the state is a loss only for a
+    subject still open then: a steer applied and merely left in its slot, removed later, was not lost
+    by the step that removed it."""
+    state, out = monitor.initial(), []
+    for step in steps:
+        for fact in (Fact.from_json(obj) for obj in step.facts):
+            if fact.name in monitor.watches:
+                with suppress(MonitorViolation):  # as the product does: a monitor that raises keeps its state
+                    state = monitor.step(state, fact)
+        out.append(frozenset(monitor.open_subjects(state)))
+    return out
 
 
 def _left_at(views: list[View], subject: str, last: int) -> int | None:
@@ -104,7 +130,7 @@ def _left_at(views: list[View], subject: str, last: int) -> int | None:
 
 def _lost_sentence(trace: Trace, views: list[View], monitor: Monitor, subject: str, step: int,
                    detected: int | None) -> str:
-    where = next((key for key, value in views[step].items() if mentions(value, subject)), "the state")
+    where = _place(views[step], subject) or "the state"
     opened = _last_fact_about(trace.steps[:step] or trace.steps[: step + 1], subject)
     said = "" if opened is None else f" was {opened[1]} at step {opened[0]} and"
     when = "at the end" if detected is None else f"at step {detected}"

@@ -20,6 +20,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -193,6 +194,9 @@ def read_trace(path: str | Path) -> Trace:
             rows.append(json.loads(line))
         except json.JSONDecodeError as bad:
             raise TraceError(f"trace {name!r} line {number} is not JSON ({bad.msg})") from None
+        except ValueError:  # an integer longer than Python converts (sys.get_int_max_str_digits)
+            raise TraceError(f"trace {name!r} line {number} holds a whole number of more than "
+                             f"{sys.get_int_max_str_digits()} digits, which no trace field takes") from None
         except RecursionError:
             raise TraceError(f"trace {name!r} line {number} is nested too deeply to be a trace line") from None
     header = rows[0]
