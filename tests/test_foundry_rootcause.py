@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from steersim.models.foundry.harness.explore import Explorer, sampled_plan
-from steersim.models.foundry.harness.rootcause import CAUSES, REPRO_DIR, group
+from steersim.models.foundry.harness.rootcause import CAUSES, REPRO_DIR, cause_of, group
 from tests.test_foundry_conform import StandIn
 
 SCRIPT_TIMEOUT_S = 120
@@ -163,3 +163,28 @@ def test_each_named_cause_is_reached_by_its_scenario(scenario, cause):
     exploration = Explorer(real.FoundryPackage()).explore(sampled_plan([scenario], seed=0, fresh=False), 3)
     named = {g.cause.key for g in group(exploration) if g.cause is not None}
     assert cause in named, f"{scenario} showed {sorted(named)} and {sorted(exploration.found)}"
+
+
+def test_a_run_reports_every_known_cause_it_shows_not_only_its_first_divergence():
+    """This forced shutdown first stops the process in a way the model cannot produce; validation
+    passes over that observation, and the two mistakes the run shows afterwards are both named."""
+    from steersim.models.foundry.harness.explore import Found, RunSpec
+
+    spec = RunSpec("forced-shutdown", "random", 16)
+    rec, findings = Explorer(real.FoundryPackage()).run(spec)
+    first = next(f for f in findings if f.kind == "divergence")
+    assert first.signature == "divergence:handles-resolve:process.stop:{}"
+    later = [f for f in findings if f.detail.get("after") == first.signature]
+    assert all(f.position > first.position and first.position in f.detail["passed_over"] for f in later)
+    causes = {cause.key for cause in (cause_of(Found(f, spec, rec, 0)) for f in later) if cause is not None}
+    assert causes == {"resumed-run-input-id-is-task-id", "recovered-steered-turn-loses-input"}
+
+
+def test_a_divergence_found_after_passing_over_one_joins_its_group_unless_a_cause_claims_it():
+    exploration = Explorer(real.FoundryPackage()).explore(sampled_plan(["cancel-after-promotion"], seed=0,
+                                                                       fresh=False), 3)
+    echoes = [f for f in exploration.found.values() if f.finding.detail.get("after")]
+    assert echoes, sorted(exploration.found)
+    groups = group(exploration)
+    assert [g.cause.key for g in groups if g.cause is not None] == ["cancel-after-promotion-drops-outcome"]
+    assert len(groups) == 1 and all(f in groups[0].members for f in echoes)

@@ -12,7 +12,10 @@ echoes. Findings are grouped in two ways:
   (`steersim/models/foundry/harness/repro/<key>.py`, plain asyncio and the package's public API, exit 1 when it
   reproduces) that the report writes next to the cause's page.
 - **By first divergent observation.** Any other finding is grouped with the findings of the run that
-  first showed it which point at the same observation; the earliest such finding heads its group.
+  first showed it which point at the same observation; the earliest such finding heads its group. A
+  finding that trace validation found only after passing over an observation the model cannot produce
+  (`detail["after"]`) may be an echo of that one, so it joins that finding's group rather than count as
+  a root cause of its own; a known cause still claims it first.
 """
 
 from __future__ import annotations
@@ -344,6 +347,7 @@ def group(exploration: Exploration) -> list[Group]:
     groups: list[Group] = []
     by_cause: dict[str, Group] = {}
     by_observation: dict[tuple[int, int], Group] = {}
+    by_signature: dict[str, Group] = {}
     for found in exploration.found.values():
         cause = cause_of(found)
         if cause is not None:
@@ -352,6 +356,12 @@ def group(exploration: Exploration) -> list[Group]:
                 known = by_cause[cause.key] = Group(cause)
                 groups.append(known)
             known.members.append(found)
+            by_signature[found.finding.signature] = known
+            continue
+        echoed = by_signature.get(found.finding.detail.get("after", ""))
+        if echoed is not None:
+            echoed.members.append(found)
+            by_signature[found.finding.signature] = echoed
             continue
         position = found.finding.position
         key = (found.run_index, position) if position is not None else None
@@ -362,5 +372,6 @@ def group(exploration: Exploration) -> list[Group]:
             if key is not None:
                 by_observation[key] = same
         same.members.append(found)
+        by_signature[found.finding.signature] = same
     return groups
 
