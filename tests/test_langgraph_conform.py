@@ -83,3 +83,31 @@ def test_the_full_plan_finds_only_known_root_causes(tmp_path):
     found = {c["cause"] for c in doc["causes"]}
     assert UNEXPLAINED not in found, [c for c in doc["causes"] if c["cause"] == UNEXPLAINED]
     assert found == {cause.name for cause in CAUSES}
+
+
+def test_a_plan_prints_progress_lines_on_stderr_unless_quiet(tmp_path, capsys, monkeypatch):
+    """The plan's size is known once the solo run has placed the others: the first line says it."""
+    monkeypatch.setattr(conform, "after_solo", lambda plan, length: [])  # the solo run alone: quick
+    assert conform.main(["--plan", "full", "--json", str(tmp_path / "a.json")]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err and all(line.startswith("progress: ") for line in err)
+    assert "scenarios 1 of 1" in err[0]  # the solo run is judged before the plan is placed
+    assert conform.main(["--plan", "full", "--quiet", "--json", str(tmp_path / "b.json")]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_progress_counts_the_scenarios_judged_against_the_plan():
+    import io
+
+    from steersim.models.langgraph.harness.progress import Progress
+
+    stream = io.StringIO()
+    progress = Progress(stream, interval=0.0)
+    plan = conform.scenarios("fast", [12], progress)
+    first = next(plan)
+    assert first == conform.sc.solo(join=True) and progress.total is None
+    rest = list(plan)
+    assert progress.total == 1 + len(rest) == 1 + len(conform.after_solo("fast", 12))
+    progress.judged(causes=2)
+    lines = stream.getvalue().splitlines()
+    assert lines[-1].endswith(f"scenarios 1 of {progress.total}  root causes 2")

@@ -23,6 +23,7 @@ from typing import Any
 from steersim.argtypes import output_file, output_folder
 from steersim.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION, ArgumentParser, UsageError
 from steersim.models.langgraph.harness import scenarios as sc
+from steersim.models.langgraph.harness.progress import Progress
 
 PLANS = ("fast", "full")
 FAST_POINTS = (0, 4, 7)
@@ -38,7 +39,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--json", dest="json_file", type=output_file, default=None, help="write the findings here")
     p.add_argument("--report", type=output_folder, default=None,
                    help="write summary.md, findings.json, each cause's example trace and the reproductions here")
-    p.add_argument("--quiet", action="store_true", help="print only the summary")
+    p.add_argument("--quiet", action="store_true", help="print only the summary (no progress lines on stderr)")
     return p
 
 
@@ -66,6 +67,7 @@ def main(argv: Sequence[str]) -> int:
     counts = {"scenarios": 0, "clean": 0}
     solo_length: list[int] = []
     started = time.monotonic()
+    progress = None if args.quiet or named else Progress()
 
     def each(rec: Any) -> None:
         if not solo_length:
@@ -82,8 +84,10 @@ def main(argv: Sequence[str]) -> int:
             group.properties |= {f.property for f in found}
             if group.example is None or len(rec.events) < len(group.example.events):
                 group.example, group.findings, group.judged = rec, found, findings
+        if progress is not None:
+            progress.judged(len(groups))
 
-    plan = iter(named) if named else scenarios(args.plan, solo_length)
+    plan = iter(named) if named else scenarios(args.plan, solo_length, progress)
     interrupted = False
     try:
         Session().run(plan, each)
@@ -102,17 +106,22 @@ def main(argv: Sequence[str]) -> int:
     return EXIT_VIOLATION if groups else EXIT_OK
 
 
-def scenarios(plan: str, solo_length: list[int]) -> Iterator[sc.Scenario]:
-    """The solo run first (its length places the others), then the plan's scenarios."""
+def scenarios(plan: str, solo_length: list[int], progress: Progress | None = None) -> Iterator[sc.Scenario]:
+    """The solo run first (its length places the others), then the plan's scenarios; `progress` learns
+    how many there are once the solo run has placed them."""
     yield sc.solo(join=True)
-    length = solo_length[0]
+    rest = after_solo(plan, solo_length[0])
+    if progress is not None:
+        progress.planned(1 + len(rest))
+    yield from rest
+
+
+def after_solo(plan: str, length: int) -> list[sc.Scenario]:
+    """The plan's scenarios placed on a solo run of `length` events."""
     if plan == "fast":
-        yield from sc.placements(length, cleanups=(sc.CLEANUP_S,), points=(*FAST_POINTS, length))
-        yield from sc.third_runs(length, strategies=("interrupt",), joins=(False,), points=(4,), offsets=(0,))
-        return
-    yield from sc.placements(length)
-    yield from sc.third_runs(length)
-    yield from sc.failing(length)
+        return [*sc.placements(length, cleanups=(sc.CLEANUP_S,), points=(*FAST_POINTS, length)),
+                *sc.third_runs(length, strategies=("interrupt",), joins=(False,), points=(4,), offsets=(0,))]
+    return [*sc.placements(length), *sc.third_runs(length), *sc.failing(length)]
 
 
 def parse_scenario(name: str) -> sc.Scenario:
