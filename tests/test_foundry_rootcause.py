@@ -152,6 +152,7 @@ def test_the_responses_host_answers_as_the_model_but_for_the_full_queue(tmp_path
 
 @pytest.mark.parametrize(("scenario", "cause"), [
     ("queued-cancel", "queued-cancel-keeps-pending-count"),
+    ("cancel-running", "active-cancel-leaves-cause-unset"),
     ("cancel-after-promotion", "cancel-after-promotion-drops-outcome"),
     ("crash-in-steered-turn", "recovered-steered-turn-loses-input"),
     ("crash-recovery", "futures-bound-by-position"),

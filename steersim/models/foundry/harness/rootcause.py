@@ -214,6 +214,23 @@ def _recovered_count_short(rec: Recording) -> int | None:
     return None
 
 
+def _cause_unset_after_cancel(rec: Recording) -> int | None:
+    """The first read of the context, after TaskRun.cancel() on the handle of a turn that was never
+    queued, that shows ctx.cancel set and ctx.cancel_requested not."""
+    unqueued: set[str] = set()
+    cancelled: set[str] = set()
+    for i, o in enumerate(rec.observations):
+        e = o.event
+        if e.name == "TaskRun" and not e.data.get("is_queued"):
+            unqueued.add(e.data["caller"])
+        elif e.name == "TaskRun.cancel" and e.data.get("caller") in unqueued:
+            cancelled.add(e.data["caller"])
+        elif (e.name in ("handler.enter", "handler.check") and e.data.get("input") in cancelled
+              and e.data.get("cancel") and not e.data.get("cancel_requested")):
+            return i
+    return None
+
+
 def _at_trigger(trigger: Callable[[Recording], int | None]) -> Callable[[Found, Recording], bool]:
     """A cause that shows as one divergence, at the observation of its trigger."""
     return lambda found, rec: found.finding.position == trigger(rec)
@@ -281,6 +298,17 @@ CAUSES: tuple[Cause, ...] = (
         "outside the queue cancel() \"sets ctx.cancel_requested = True BEFORE setting ctx.cancel\" and the "
         "outcome is what the handler then does; a queued cancel leaves the active turn alone (spec 2, 4.4)",
         _cancelled_while_running, _at_trigger(_cancelled_while_running),
+    ),
+    Cause(
+        "active-cancel-leaves-cause-unset",
+        "TaskRun.cancel() on the handle of a running turn that was never queued sets ctx.cancel but not "
+        "ctx.cancel_requested: the handler sees the signal with no cause",
+        "TaskRun.cancel() (core/tasks/_run.py) sets ctx.cancel_requested through the handle's _cancel_ctx_ref, "
+        "but no TaskRun(...) the package builds passes cancel_ctx_ref, so only the cancel event is set",
+        "TaskRun.cancel() \"sets ctx.cancel_requested = True BEFORE setting ctx.cancel, so a handler observing "
+        "ctx.cancel.is_set() == True is guaranteed to see at least one cause boolean already True\" (its "
+        "docstring; spec section 2, invariant 8)",
+        _cause_unset_after_cancel, _at_trigger(_cause_unset_after_cancel),
     ),
     Cause(
         "recovered-steered-turn-loses-input",

@@ -195,7 +195,7 @@ class ScenarioRun:
             self.queued.add(mid)
         tracked = _Handle(mid, handle, self.system.future(handle), queued, self.lifetime)
         self.handles.append(tracked)
-        if plan.cancel_at is not None and queued:
+        if plan.cancel_at is not None:
             await sleep_until(plan.cancel_at)
             if not tracked.future.done():
                 self.record(f"caller:{mid}", "chain", "TaskRun.cancel", {"caller": mid})

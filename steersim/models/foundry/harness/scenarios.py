@@ -22,7 +22,8 @@ NO_PRECONDITION, LATEST, STALE = "none", "latest", "stale"
 class CallerPlan:
     """A caller that calls start() at virtual time `at`. `precondition`: no `if_last_input_id`, the
     latest input id it has seen accepted, or the first one (stale once another input was accepted).
-    `cancel_at`: when it cancels its handle, if the handle came back queued. `after`: the caller whose
+    `cancel_at`: when it cancels its handle (still queued, or its turn running), if it has not resolved by
+    then. `after`: the caller whose
     handle this one holds: it calls as soon as that handle's outcome (or refusal) arrived, in the same
     task, the way a client sends its next message when the reply to its last one comes in."""
 
@@ -97,6 +98,8 @@ NAMED: dict[str, Scenario] = {s.name: s for s in (
              notes="the last queued caller cancels its handle while it waits"),
     Scenario("cancel-after-promotion", _callers(0.0, 0.5, c1={"cancel_at": 3.5}), (HONOUR, LONG_IGNORING),
              notes="a queued caller cancels after its input became the running turn"),
+    Scenario("cancel-running", _callers(0.0, c0={"cancel_at": 1.5}), (LONG_IGNORING,),
+             notes="a caller cancels the handle of its running turn, which was never queued"),
     Scenario("full-queue", _callers(0.0, *(0.1 + 0.01 * k for k in range(10))), (LONG_IGNORING,),
              notes="ten inputs queue behind a long turn; the tenth finds the queue full"),
     Scenario("full-queue-then-steer", _callers(0.0, *(0.1 + 0.01 * k for k in range(10)), 0.5),
