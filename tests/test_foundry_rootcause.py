@@ -137,7 +137,7 @@ def test_conform_at_its_defaults_reports_both_causes(tmp_path):
     assert {"orphan-future-after-queue-full", "second-turn-after-failed-turn"} <= causes
 
 
-def test_the_responses_host_answers_as_the_model_but_for_the_full_queue(tmp_path):
+def test_the_responses_host_answers_as_the_model_but_for_the_full_queue_and_the_live_count(tmp_path):
     from steersim.models.foundry.harness.conform import main
 
     out = tmp_path / "responses.json"
@@ -145,7 +145,8 @@ def test_the_responses_host_answers_as_the_model_but_for_the_full_queue(tmp_path
                  "--runs", "6", "--per-scenario", "2", "--shrink-budget", "2", "--json", str(out), "--quiet"])
     doc = json.loads(out.read_text())
     assert code == 1
-    assert [c["cause"] for c in doc["root_causes"]] == ["steering-queue-full-answers-500"]
+    assert sorted(c["cause"] for c in doc["root_causes"]) == ["responses-pending-count-is-entry-snapshot",
+                                                               "steering-queue-full-answers-500"]
     replies = [s["event"] for f in doc["findings"] for s in f["steps"] if s["event"]["name"] == "http.response"]
     assert {r["data"]["status"] for r in replies} >= {200, 500}
 
@@ -153,6 +154,7 @@ def test_the_responses_host_answers_as_the_model_but_for_the_full_queue(tmp_path
 @pytest.mark.parametrize(("scenario", "cause"), [
     ("queued-cancel", "queued-cancel-keeps-pending-count"),
     ("cancel-running", "active-cancel-leaves-cause-unset"),
+    ("responses-pending-count", "responses-pending-count-is-entry-snapshot"),
     ("cancel-after-promotion", "cancel-after-promotion-drops-outcome"),
     ("crash-in-steered-turn", "recovered-steered-turn-loses-input"),
     ("crash-recovery", "futures-bound-by-position"),

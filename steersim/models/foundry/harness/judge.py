@@ -82,10 +82,10 @@ def model_params(rec: Recording) -> dict[str, Any]:
 
 
 class HttpView:
-    """The model as seen over HTTP: the Responses host shows neither the handles' futures nor the
-    handler's safe points, so the model's steps that emit only those are silent."""
+    """The model as seen over HTTP: the Responses host shows no handles' futures, so the model's steps
+    that emit only those are silent; the handler's safe points are its own, so they stay."""
 
-    HIDDEN = frozenset({"TaskRun.result", "TaskRun.cancel", "handler.check"})
+    HIDDEN = frozenset({"TaskRun.result", "TaskRun.cancel"})
     # the model's facts without events are those of every event it emits, not of the ones this view shows
     step_facts = None
     successor_facts = None

@@ -231,6 +231,21 @@ def _cause_unset_after_cancel(rec: Recording) -> int | None:
     return None
 
 
+def _host_count_short(rec: Recording) -> int | None:
+    """The first read of the Responses host's context.pending_input_count that counts fewer responses than
+    were answered `queued` and have not yet been entered."""
+    waiting: set[str] = set()
+    for i, o in enumerate(rec.observations):
+        e = o.event
+        if e.name == "http.response" and e.data.get("response_status") == "queued":
+            waiting.add(e.data["caller"])
+        elif e.name == "handler.enter":
+            waiting.discard(e.data.get("input"))
+        elif e.name == "handler.check" and e.data.get("pending_input_count", len(waiting)) < len(waiting):
+            return i
+    return None
+
+
 def _at_trigger(trigger: Callable[[Recording], int | None]) -> Callable[[Found, Recording], bool]:
     """A cause that shows as one divergence, at the observation of its trigger."""
     return lambda found, rec: found.finding.position == trigger(rec)
@@ -344,6 +359,18 @@ CAUSES: tuple[Cause, ...] = (
         "ctx.pending_input_count is the \"live count of queued steering inputs\"; whenever ctx.cancel is set its "
         "cause is visible (spec section 2, invariants 8, 9)",
         _recovered_count_short, lambda found, rec: found.finding.property == "live-count",
+    ),
+    Cause(
+        "responses-pending-count-is-entry-snapshot",
+        "on the Responses host, context.pending_input_count is the count when the turn started: a turn on which "
+        "responses queue reads 0, while the cancellation signal that they set fires",
+        "the resilient orchestrator (responses/hosting/_resilient_orchestrator.py) copies the task context's "
+        "pending_input_count onto the ResponseContext once, at turn entry (context.pending_input_count = "
+        "ctx.pending_input_count), as a plain attribute that nothing updates",
+        "ResponseContext.pending_input_count is \"queued steering inputs (live count)\" (its docstring), mirroring "
+        "the core's; the documented wind-down `if cancel.is_set() and pending_input_count > 0` then never fires "
+        "on the turn that was steered (spec sections 1, 3, invariant 9)",
+        _host_count_short, _at_trigger(_host_count_short),
     ),
     Cause(
         "steering-queue-full-answers-500",

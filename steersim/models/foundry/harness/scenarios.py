@@ -166,6 +166,10 @@ NAMED: dict[str, Scenario] = {s.name: s for s in (
              (HandlerPlan(steps=(1.0,), honours=False),), surface="responses",
              notes="nine POSTs queue behind a turn, a tenth finds the queue full, and one accepted after the queue "
                    "moved queues behind the survivors"),
+    Scenario("responses-pending-count",
+             _callers(0.0, 0.5, 0.7, c1={"precondition": LATEST}, c2={"precondition": LATEST}),
+             (LONG_IGNORING, HONOUR, HONOUR), surface="responses",
+             notes="a turn reads context.pending_input_count at its safe points while two POSTs queue behind it"),
     Scenario("remote-store-raise", _callers(0.0, 0.5, 2.0, 2.0), (HandlerPlan(ending="raise"), IGNORE, IGNORE, IGNORE),
              provider_yields=True, notes="a remote store while a turn raises and new inputs arrive"),
 )}
