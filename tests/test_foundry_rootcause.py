@@ -160,6 +160,7 @@ def test_the_responses_host_answers_as_the_model_but_for_the_full_queue_and_the_
     ("crash-recovery", "futures-bound-by-position"),
     ("crash-recovery", "recovered-turn-pending-count-is-zero"),
     ("non-steerable", "resumed-run-input-id-is-task-id"),
+    ("no-input-id", "resumed-run-input-id-is-task-id"),
     ("steer-honoured", "ctx-input-id-is-last-input-id"),
 ])
 def test_each_named_cause_is_reached_by_its_scenario(scenario, cause):
@@ -191,3 +192,27 @@ def test_a_divergence_found_after_passing_over_one_joins_its_group_unless_a_caus
     groups = group(exploration)
     assert [g.cause.key for g in groups if g.cause is not None] == ["cancel-after-promotion-drops-outcome"]
     assert len(groups) == 1 and all(f in groups[0].members for f in echoes)
+
+
+def test_inputs_whose_start_omits_input_id_are_named_as_the_model_names_them():
+    """The package generates a random id for such an input: the recording names it m<k>, so that a run
+    stays reproducible and the model can judge it; only the known resumed-run cause diverges."""
+    from steersim.models.foundry.harness.explore import RunSpec
+    from steersim.models.foundry.harness.runner import GENERATED_ID
+
+    rec, findings = Explorer(real.FoundryPackage()).run(RunSpec("no-input-id", "replay"))
+    values = [str(v) for e in rec.events for v in e.data.values()]
+    assert not any(GENERATED_ID.fullmatch(v) for v in values)
+    assert next(e.data for e in rec.events if e.name == "start") == {"caller": "m0", "if_last_input_id": None}
+    assert {e.data["input"]: e.data["input_id"] for e in rec.events if e.name == "handler.enter"} == {
+        "m0": "m0", "m1": "m1", "m2": "m2"}
+    assert [f.signature for f in findings] == ["divergence:turn-identity:TaskRun.input_id:'m#'->'c1'"]
+
+
+def test_the_docs_ordering_example_without_input_id_is_refused_as_the_package_documents():
+    """The Foundry page's `conv.start(task_id=..., input=..., if_last_input_id=prev)` passes no input_id;
+    the package's docstring says that raises TypeError, and it does: the page's example is what is wrong."""
+    import asyncio
+
+    with pytest.raises(TypeError, match="if_last_input_id requires input_id"):
+        asyncio.run(real.steerable_chain.start(task_id="c1", input={"msg": "m1"}, if_last_input_id="m0"))

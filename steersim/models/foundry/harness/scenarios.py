@@ -25,12 +25,14 @@ class CallerPlan:
     `cancel_at`: when it cancels its handle (still queued, or its turn running), if it has not resolved by
     then. `after`: the caller whose
     handle this one holds: it calls as soon as that handle's outcome (or refusal) arrived, in the same
-    task, the way a client sends its next message when the reply to its last one comes in."""
+    task, the way a client sends its next message when the reply to its last one comes in.
+    `names_input`: it passes `input_id`; otherwise it omits it and the package generates one."""
 
     at: float
     precondition: str = NO_PRECONDITION
     cancel_at: float | None = None
     after: int | None = None
+    names_input: bool = True
 
 
 @dataclass(frozen=True)
@@ -100,6 +102,9 @@ NAMED: dict[str, Scenario] = {s.name: s for s in (
              notes="a queued caller cancels after its input became the running turn"),
     Scenario("cancel-running", _callers(0.0, c0={"cancel_at": 1.5}), (LONG_IGNORING,),
              notes="a caller cancels the handle of its running turn, which was never queued"),
+    Scenario("no-input-id", _callers(0.0, 0.5, 4.0, **{f"c{k}": {"names_input": False} for k in range(3)}),
+             (HONOUR, HONOUR, HONOUR),
+             notes="callers omit input_id: a fresh turn, a steer, and a start() that resumes the suspended chain"),
     Scenario("full-queue", _callers(0.0, *(0.1 + 0.01 * k for k in range(10))), (LONG_IGNORING,),
              notes="ten inputs queue behind a long turn; the tenth finds the queue full"),
     Scenario("full-queue-then-steer", _callers(0.0, *(0.1 + 0.01 * k for k in range(10)), 0.5),
