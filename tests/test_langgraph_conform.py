@@ -50,6 +50,7 @@ def test_the_fast_plan_finds_each_root_cause_and_nothing_unexplained(tmp_path):
     assert "one-active-turn" in found["next-run-starts-before-cancelled-task-stops"]["properties"]
     assert "rollback-leaves-no-trace" in found["rollback-orphans-checkpoints"]["properties"]
     assert "thread-busy-while-in-flight" in found["cancel-of-pending-run-idles-thread"]["properties"]
+    assert "thread-agrees-with-last-run" in found["cancelled-run-writes-thread-last"]["properties"]
     report = tmp_path / "report"
     assert (report / "summary.md").is_file()
     for cause in CAUSES:
@@ -111,3 +112,26 @@ def test_progress_counts_the_scenarios_judged_against_the_plan():
     progress.judged(causes=2)
     lines = stream.getvalue().splitlines()
     assert lines[-1].endswith(f"scenarios 1 of {progress.total}  root causes 2")
+
+
+def test_a_cancelled_run_whose_clean_up_outlasts_its_successor_writes_the_thread_last():
+    """With the clean-up the plans always used, the cancelled run stops first and the thread agrees with
+    its last run; with one that outlasts the next run, the cancelled run's end overwrites the thread."""
+    from steersim.models.langgraph.harness.causes import attribute
+    from steersim.models.langgraph.harness.judge import judge
+
+    named = [conform.parse_scenario(n) for n in ("enqueue@0,interrupt@7,cleanup", "enqueue@0,interrupt@7,cleanup=4")]
+    assert [s.name for s in named] == ["enqueue@0,interrupt@7,cleanup", "enqueue@0,interrupt@7,cleanup=4"]
+    causes, threads = [], []
+    Session().run(named, lambda rec: (causes.append(set(attribute(rec, judge(rec)))),
+                                      threads.append([e.data for e in rec.events if e.name == "thread"][-1])))
+    assert "cancelled-run-writes-thread-last" not in causes[0] and threads[0]["status"] == "idle"
+    assert "cancelled-run-writes-thread-last" in causes[1]
+    assert threads[1] == {"status": "interrupted", "values": ("r1", "r1.1")}
+
+
+@pytest.mark.parametrize("bad", ["cleanup=0", "cleanup=-1", "cleanup=soon", "cleanup=1000"])
+def test_a_clean_up_duration_that_is_not_one_is_refused_in_one_line(bad, capsys):
+    assert cli(["conform", "langgraph", "--scenario", f"enqueue@0,interrupt@7,{bad}"]) == EXIT_USAGE
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "cleanup[=SECONDS]" in err[0]

@@ -3,10 +3,10 @@
 The real `langgraph-api` with `langgraph-runtime-inmem` runs in this process on the virtual-time loop
 (`server.py`), serving a graph of no-LLM nodes (`graph.py`). The first run's life alone gives the
 points at which the next runs are created (`scenarios.py`): each strategy, with and without a stream
-client, with and without a clean-up that awaits. Every recording is judged (`judge.py`): the core
-monitors over its facts, LangGraph's own promises over the records, and trace validation against the
-model; findings are grouped by root cause (`causes.py`), each with its standalone reproduction.
-Exit 0 when nothing was found, 1 with findings, 2 on bad usage, 130 when interrupted.
+client, with and without a clean-up that awaits, and one that outlasts the next run. Every recording is
+judged (`judge.py`): the core monitors over its facts, LangGraph's own promises over the records, and
+trace validation against the model; findings are grouped by root cause (`causes.py`), each with its
+standalone reproduction. Exit 0 when nothing was found, 1 with findings, 2 on bad usage, 130 when interrupted.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from steersim.argtypes import output_file, output_folder
 from steersim.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION, ArgumentParser, UsageError
 from steersim.models.langgraph.harness import scenarios as sc
 from steersim.models.langgraph.harness.progress import Progress
+from steersim.models.langgraph.harness.runner import HORIZON_S
 
 PLANS = ("fast", "full")
 FAST_POINTS = (0, 4, 7)
@@ -120,17 +121,23 @@ def after_solo(plan: str, length: int) -> list[sc.Scenario]:
     """The plan's scenarios placed on a solo run of `length` events."""
     if plan == "fast":
         return [*sc.placements(length, cleanups=(sc.CLEANUP_S,), points=(*FAST_POINTS, length)),
-                *sc.third_runs(length, strategies=("interrupt",), joins=(False,), points=(4,), offsets=(0,))]
-    return [*sc.placements(length), *sc.third_runs(length), *sc.failing(length)]
+                *sc.third_runs(length, strategies=("interrupt",), joins=(False,), points=(4,), offsets=(0,)),
+                *sc.outlasting(length, strategies=("interrupt",), joins=(False,), points=(FAST_POINTS[-1],))]
+    return [*sc.placements(length), *sc.third_runs(length), *sc.outlasting(length), *sc.failing(length)]
 
 
 def parse_scenario(name: str) -> sc.Scenario:
-    """A scenario from its name (`enqueue@0+join,rollback@4+join,cleanup,fail:r1@2`)."""
+    """A scenario from its name (`enqueue@0+join,rollback@4+join,cleanup,fail:r1@2`); `cleanup=SECONDS`
+    sets how long a cancelled node's clean-up awaits (`cleanup` alone: `scenarios.CLEANUP_S`)."""
     arrivals, cleanup, fail = [], 0.0, []
     for part in name.split(","):
         try:
             if part == "cleanup":
                 cleanup = sc.CLEANUP_S
+            elif part.startswith("cleanup="):
+                cleanup = float(part.removeprefix("cleanup="))
+                if not 0 < cleanup < HORIZON_S / 4:
+                    raise ValueError(part)
             elif part.startswith("fail:"):
                 run, node = part.removeprefix("fail:").split("@")
                 fail.append((run, int(node)))
@@ -141,8 +148,8 @@ def parse_scenario(name: str) -> sc.Scenario:
                     raise ValueError(strategy)
                 arrivals.append(sc.Arrival(strategy, int(after), join))
         except ValueError:
-            raise UsageError(f"--scenario {name!r}: {part!r} is not STRATEGY@EVENTS[+join], cleanup or "
-                             "fail:RUN@NODE; for example enqueue@0,rollback@4+join,cleanup") from None
+            raise UsageError(f"--scenario {name!r}: {part!r} is not STRATEGY@EVENTS[+join], cleanup[=SECONDS] "
+                             "or fail:RUN@NODE; for example enqueue@0,rollback@4+join,cleanup=3") from None
     if not arrivals:
         raise UsageError(f"--scenario {name!r} creates no run; for example enqueue@0,interrupt@4")
     return sc.Scenario(tuple(arrivals), cleanup, tuple(fail))
