@@ -100,11 +100,6 @@ NAMED: dict[str, Scenario] = {s.name: s for s in (
              notes="the last queued caller cancels its handle while it waits"),
     Scenario("cancel-after-promotion", _callers(0.0, 0.5, c1={"cancel_at": 3.5}), (HONOUR, LONG_IGNORING),
              notes="a queued caller cancels after its input became the running turn"),
-    Scenario("cancel-running", _callers(0.0, c0={"cancel_at": 1.5}), (LONG_IGNORING,),
-             notes="a caller cancels the handle of its running turn, which was never queued"),
-    Scenario("no-input-id", _callers(0.0, 0.5, 4.0, **{f"c{k}": {"names_input": False} for k in range(3)}),
-             (HONOUR, HONOUR, HONOUR),
-             notes="callers omit input_id: a fresh turn, a steer, and a start() that resumes the suspended chain"),
     Scenario("full-queue", _callers(0.0, *(0.1 + 0.01 * k for k in range(10))), (LONG_IGNORING,),
              notes="ten inputs queue behind a long turn; the tenth finds the queue full"),
     Scenario("full-queue-then-steer", _callers(0.0, *(0.1 + 0.01 * k for k in range(10)), 0.5),
@@ -171,12 +166,17 @@ NAMED: dict[str, Scenario] = {s.name: s for s in (
              (HandlerPlan(steps=(1.0,), honours=False),), surface="responses",
              notes="nine POSTs queue behind a turn, a tenth finds the queue full, and one accepted after the queue "
                    "moved queues behind the survivors"),
+    Scenario("remote-store-raise", _callers(0.0, 0.5, 2.0, 2.0), (HandlerPlan(ending="raise"), IGNORE, IGNORE, IGNORE),
+             provider_yields=True, notes="a remote store while a turn raises and new inputs arrive"),
+    Scenario("cancel-running", _callers(0.0, c0={"cancel_at": 1.5}), (LONG_IGNORING,),
+             notes="a caller cancels the handle of its running turn, which was never queued"),
+    Scenario("no-input-id", _callers(0.0, 0.5, 4.0, **{f"c{k}": {"names_input": False} for k in range(3)}),
+             (HONOUR, HONOUR, HONOUR),
+             notes="callers omit input_id: a fresh turn, a steer, and a start() that resumes the suspended chain"),
     Scenario("responses-pending-count",
              _callers(0.0, 0.5, 0.7, c1={"precondition": LATEST}, c2={"precondition": LATEST}),
              (LONG_IGNORING, HONOUR, HONOUR), surface="responses",
              notes="a turn reads context.pending_input_count at its safe points while two POSTs queue behind it"),
-    Scenario("remote-store-raise", _callers(0.0, 0.5, 2.0, 2.0), (HandlerPlan(ending="raise"), IGNORE, IGNORE, IGNORE),
-             provider_yields=True, notes="a remote store while a turn raises and new inputs arrive"),
 )}
 
 
