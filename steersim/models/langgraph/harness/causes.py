@@ -120,9 +120,9 @@ def evidence(rec: Recording) -> dict[str, int]:
                 cut_short.add(d["run"])
         elif event.name == "task.ended":
             later = created[created.index(d["run"]) + 1:] if d["run"] in created else []
-            if d["run"] in cut_short and any(status.get(r) == "success" for r in later):
-                before = rec.events[position - 1] if position else None
-                seen(late, position - 1 if before is not None and before.name == "thread" else position)
+            wrote_thread = position > 0 and rec.events[position - 1].name == "thread"  # as its task stopped
+            if d["run"] in cut_short and wrote_thread and any(status.get(r) == "success" for r in later):
+                seen(late, position - 1)
             alive.discard(d["run"])
         elif event.name == "run.deleted":
             status[d["run"]] = "deleted"
