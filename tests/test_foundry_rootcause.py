@@ -44,6 +44,26 @@ async def _cancel_and_recount(self, *, task_id, **kwargs):
         active._pending_input_count = len(((info.payload or {}).get("steering") or {}).get("pending_inputs") or [])
 TaskManager._cancel_queued_steering_input = _cancel_and_recount
 """,
+    "active-cancel-leaves-cause-unset": """
+from azure.ai.agentserver.core.tasks import _manager
+from azure.ai.agentserver.core.tasks._run import TaskRun
+_cancel = TaskRun.cancel
+async def _cancel_with_cause(self):
+    active = _manager.get_task_manager()._active_tasks.get(self.task_id)
+    if self._queued_cancel_callback is None and active is not None and active.context is not None:
+        active.context.cancel_requested = True
+    await _cancel(self)
+TaskRun.cancel = _cancel_with_cause
+""",
+    "responses-pending-count-is-entry-snapshot": """
+from azure.ai.agentserver.responses._response_context import ResponseContext
+def _live(self):
+    task = getattr(self, "_task_context", None)
+    return task.pending_input_count if task is not None else self.__dict__.get("_entry_count", 0)
+def _entry(self, value):
+    self.__dict__["_entry_count"] = value
+ResponseContext.pending_input_count = property(_live, _entry)
+""",
     "resumed-run-input-id-is-task-id": """
 from azure.ai.agentserver.core.tasks._decorator import Task
 _start = Task._lifecycle_start_inner
