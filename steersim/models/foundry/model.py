@@ -138,7 +138,7 @@ class FoundryModel(ModelBase):
                 out.extend(Action(f"caller:{c}", "caller.start", (c, p)) for p in choices)
         if s.proc == UP and s.cancels < self.max_cancels:
             out.extend(Action(f"caller:{c}", "caller.cancel", (c,))
-                       for c in range(self.n) if s.callers[c] == WAITING and s.queued[c])
+                       for c in range(self.n) if s.callers[c] == WAITING and (s.queued[c] or self._running(s, c)))
         if s.turn == RUNNING:
             if s.checks < self.steps:
                 out.append(Action("handler", "handler.check"))
@@ -266,6 +266,11 @@ class FoundryModel(ModelBase):
         return with_(s, callers=callers, queued=set_at(s.queued, c, True), queue=queue, futures=(*s.futures, c),
                      last=c if self.advance_on_accept else s.last, cancel=s.cancel or signal, seen=seen)
 
+    @staticmethod
+    def _running(s: FoundryState, c: int) -> bool:
+        """Caller c's input is the turn in flight: its handle's cancel() signals the handler."""
+        return c == s.active and s.turn in (ENTERING, RUNNING)
+
     def _cancel(self, s: FoundryState, c: int) -> FoundryState:
         cancels = s.cancels + 1
         if c in s.queue:
@@ -274,7 +279,7 @@ class FoundryModel(ModelBase):
             seen = s.seen if self.bug == "stale-count-after-cancel" else len(queue)
             return with_(s, cancels=cancels, queue=queue, futures=tuple(x for x in s.futures if x != c), seen=seen,
                          callers=set_at(s.callers, c, DONE))
-        if c == s.active and s.turn in (ENTERING, RUNNING):
+        if self._running(s, c):
             return with_(s, cancels=cancels, requested=True, cancel=True)
         return with_(s, cancels=cancels)
 

@@ -224,7 +224,8 @@ def _observations(params: Mapping[str, Any], shown: EventsOf) -> list[Property]:
             return False
         if checked and not (t.checks == s.checks + 1 <= max_checks):
             return False
-        return all(s.callers[c] == WAITING and s.queued[c] for c in cancelled)
+        return all(s.callers[c] == WAITING and (s.queued[c] or (c == s.active and s.turn in (ENTERING, RUNNING)))
+                   for c in cancelled)
 
     def handle_outcome(s: S, a: Action, t: S) -> bool:
         results, kind = results_of(shown(s, a, t)), a.kind
@@ -258,8 +259,8 @@ def _observations(params: Mapping[str, Any], shown: EventsOf) -> list[Property]:
     props: list[Property] = [
         Always("within-parameters", step=within_parameters, kinds=SPENDS_BUDGET,
                doc="the environment stays within its parameters: at most queued_cancels TaskRun.cancel() calls, "
-                   "each on a queued unresolved handle; at most crashes crashes, shutdowns shutdowns and "
-                   "handler_steps safe points per turn"),
+                   "each on a queued unresolved handle or the running turn's; at most crashes crashes, shutdowns "
+                   "shutdowns and handler_steps safe points per turn"),
         Always("handle-outcome", step=handle_outcome, kinds=RESOLVES_HANDLES,
                doc="each handle resolves once, with what spec 4.4/4.9 give it: the handler's value or TaskFailed, "
                    "deferred_outcome after exit_for_recovery, TaskCancelled after a queued cancel, after an "

@@ -6,8 +6,10 @@ when the model could have produced the same events with different field values, 
 field (the package's `ctx.input_id`, a handle's outcome, ...), reports it, stops comparing that field of
 that event and validates again: one run can show several independent divergences, each reported once,
 and none hides the others (every differing field of the diverging event is reported, and masked,
-together). Each divergence is attributed to the invariant of spec section 6 whose
-observable it is.
+together). When no step of the model can produce an observation at all, the judge reports it,
+passes over that one observation and validates the rest again (resynchronises): a second mistake later
+in the same run, say a crashed chain's new input that is dropped, is not hidden behind the first. Each
+divergence is attributed to the invariant of spec section 6 whose observable it is.
 """
 
 from __future__ import annotations
@@ -80,10 +82,10 @@ def model_params(rec: Recording) -> dict[str, Any]:
 
 
 class HttpView:
-    """The model as seen over HTTP: the Responses host shows neither the handles' futures nor the
-    handler's safe points, so the model's steps that emit only those are silent."""
+    """The model as seen over HTTP: the Responses host shows no handles' futures, so the model's steps
+    that emit only those are silent; the handler's safe points are its own, so they stay."""
 
-    HIDDEN = frozenset({"TaskRun.result", "TaskRun.cancel", "handler.check"})
+    HIDDEN = frozenset({"TaskRun.result", "TaskRun.cancel"})
     # the model's facts without events are those of every event it emits, not of the ones this view shows
     step_facts = None
     successor_facts = None
@@ -130,33 +132,46 @@ def liveness_findings(rec: Recording) -> list[Finding]:
 
 
 def divergence_findings(model: Any, observed: list[Event]) -> list[Finding]:
-    """Validate, name the diverging field, stop comparing it, and validate again."""
+    """Validate, then name the diverging field and stop comparing it, or pass over the observation the
+    model cannot produce, and validate again. A finding's position is its observation's index in the
+    whole run; one found after passing over observations lists them in `detail["passed_over"]`, and the
+    signature of the first finding passed over in `detail["after"]` (it may be an echo of that one)."""
     findings: list[Finding] = []
     masked: dict[str, set[str]] = {}
+    passed_over: list[int] = []
+    after = ""
     for _ in range(MAX_ROUNDS):
-        events = [mask(e, masked) for e in observed]
+        kept = [i for i in range(len(observed)) if i not in passed_over]
+        events = [mask(observed[i], masked) for i in kept]
         validation = validate(model, events)
         if validation.ok:
             break
-        finding = explain(model, validation, events)
+        finding = explain(model, validation, events, kept)
+        if passed_over:
+            finding.detail.update(passed_over=list(passed_over), after=after)
         findings.append(finding)
         name, keys = finding.detail.get("event"), finding.detail.get("fields")
-        if not keys:
+        if keys:
+            masked.setdefault(name, set()).update(keys)
+        elif name == "end":
             break
-        masked.setdefault(name, set()).update(keys)
+        else:
+            passed_over.append(finding.position)
+            after = after or finding.signature
     return findings
 
 
-def explain(model: Any, validation: Validation, observed: list[Event]) -> Finding:
+def explain(model: Any, validation: Validation, observed: list[Event], index: list[int] | None = None) -> Finding:
     """What the model offered where the observation left it. Of the model steps that could come next,
     the ones that explain the most observations are closest; if one of them differs from the next
-    observation only in field values, those fields are the divergence, else the observation itself is."""
+    observation only in field values, those fields are the divergence, else the observation itself is.
+    `index[i]` is the position in the whole run of `observed[i]` (observed may leave some out)."""
     product = Product(model)
     state = validation.path[-1].target if validation.path else product.init_states()[0]
     position = sum(len(t.events) for t in validation.path)
     reach, nearest = _nearest(steps_with_events(product, state, max_silent=SILENT_DEPTH), observed, position)
-    at = position + reach
-    event = observed[at] if at < len(observed) else None
+    event = observed[position + reach] if position + reach < len(observed) else None
+    at = _in_run(position + reach, index)
     diffs = _fewest_differing_fields([t.events[reach] for t in nearest], event)
     if event is not None and diffs:
         key, expected, got = diffs[0]
@@ -176,6 +191,13 @@ def explain(model: Any, validation: Validation, observed: list[Event]) -> Findin
     shape = generic(repr(dict(event.data))) if event is not None else ""
     return Finding(prop, "divergence", summary, f"divergence:{prop}:{name}:{shape}", position=at,
                    detail={"event": name, "offered": offered, "observation": at}, explained=validation.path)
+
+
+def _in_run(k: int, index: list[int] | None) -> int:
+    """The position in the whole run of the k-th validated observation (past the last: the run's end)."""
+    if index is None:
+        return k
+    return index[k] if k < len(index) else (index[-1] + 1 if index else k)
 
 
 def _nearest(candidates: list[Transition], observed: list[Event], position: int) -> tuple[int, list[Transition]]:

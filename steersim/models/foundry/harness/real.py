@@ -118,7 +118,7 @@ class FoundryPackage:
     async def startup(self) -> None:
         await self.manager.startup()
 
-    async def start(self, input_id: str, value: Any, if_last_input_id: str | None) -> Any:
+    async def start(self, input_id: str | None, value: Any, if_last_input_id: str | None) -> Any:
         return await self.chain.start(task_id=TASK_ID, input=value, input_id=input_id,
                                       if_last_input_id=if_last_input_id)
 

@@ -7,7 +7,8 @@ A responses scenario's callers are POSTs to `/responses` (background, `store=tru
 far. Each POST and its reply are recorded as the model's `surface=responses` events (`POST /responses`,
 then `http.response` with the status, the error `code` or the response `status`), with responses named
 `m<k>` in call order like the model's inputs; the handler's view at entry and how it left are the
-`handler.*` events. At the end every accepted response is read back (`GET /responses/{id}`): one not
+`handler.*` events (at each safe point the handler reads `context.pending_input_count`, the "live count"
+the host's docstring promises). At the end every accepted response is read back (`GET /responses/{id}`): one not
 in a terminal status is an unresolved handle. Requests are ASGI calls on the loop itself, so the
 scheduler orders them with the host's own steps.
 """
@@ -147,6 +148,8 @@ class ResponsesRun(ScenarioRun):
             yield stream.emit_in_progress()
             for delay in plan.steps:
                 await asyncio.sleep(delay)
+                self.handler_event(mid, "handler", "handler", "handler.check",
+                                   {"input": mid, "pending_input_count": context.pending_input_count})
                 if plan.honours and cancellation_signal.is_set() and context.pending_input_count > 0:
                     break
             how = "raise" if plan.ending == "raise" else "return"

@@ -12,7 +12,10 @@ echoes. Findings are grouped in two ways:
   (`steersim/models/foundry/harness/repro/<key>.py`, plain asyncio and the package's public API, exit 1 when it
   reproduces) that the report writes next to the cause's page.
 - **By first divergent observation.** Any other finding is grouped with the findings of the run that
-  first showed it which point at the same observation; the earliest such finding heads its group.
+  first showed it which point at the same observation; the earliest such finding heads its group. A
+  finding that trace validation found only after passing over an observation the model cannot produce
+  (`detail["after"]`) may be an echo of that one, so it joins that finding's group rather than count as
+  a root cause of its own; a known cause still claims it first.
 """
 
 from __future__ import annotations
@@ -211,6 +214,38 @@ def _recovered_count_short(rec: Recording) -> int | None:
     return None
 
 
+def _cause_unset_after_cancel(rec: Recording) -> int | None:
+    """The first read of the context, after TaskRun.cancel() on the handle of a turn that was never
+    queued, that shows ctx.cancel set and ctx.cancel_requested not."""
+    unqueued: set[str] = set()
+    cancelled: set[str] = set()
+    for i, o in enumerate(rec.observations):
+        e = o.event
+        if e.name == "TaskRun" and not e.data.get("is_queued"):
+            unqueued.add(e.data["caller"])
+        elif e.name == "TaskRun.cancel" and e.data.get("caller") in unqueued:
+            cancelled.add(e.data["caller"])
+        elif (e.name in ("handler.enter", "handler.check") and e.data.get("input") in cancelled
+              and e.data.get("cancel") and not e.data.get("cancel_requested")):
+            return i
+    return None
+
+
+def _host_count_short(rec: Recording) -> int | None:
+    """The first read of the Responses host's context.pending_input_count that counts fewer responses than
+    were answered `queued` and have not yet been entered."""
+    waiting: set[str] = set()
+    for i, o in enumerate(rec.observations):
+        e = o.event
+        if e.name == "http.response" and e.data.get("response_status") == "queued":
+            waiting.add(e.data["caller"])
+        elif e.name == "handler.enter":
+            waiting.discard(e.data.get("input"))
+        elif e.name == "handler.check" and e.data.get("pending_input_count", len(waiting)) < len(waiting):
+            return i
+    return None
+
+
 def _at_trigger(trigger: Callable[[Recording], int | None]) -> Callable[[Found, Recording], bool]:
     """A cause that shows as one divergence, at the observation of its trigger."""
     return lambda found, rec: found.finding.position == trigger(rec)
@@ -280,6 +315,17 @@ CAUSES: tuple[Cause, ...] = (
         _cancelled_while_running, _at_trigger(_cancelled_while_running),
     ),
     Cause(
+        "active-cancel-leaves-cause-unset",
+        "TaskRun.cancel() on the handle of a running turn that was never queued sets ctx.cancel but not "
+        "ctx.cancel_requested: the handler sees the signal with no cause",
+        "TaskRun.cancel() (core/tasks/_run.py) sets ctx.cancel_requested through the handle's _cancel_ctx_ref, "
+        "but no TaskRun(...) the package builds passes cancel_ctx_ref, so only the cancel event is set",
+        "TaskRun.cancel() \"sets ctx.cancel_requested = True BEFORE setting ctx.cancel, so a handler observing "
+        "ctx.cancel.is_set() == True is guaranteed to see at least one cause boolean already True\" (its "
+        "docstring; spec section 2, invariant 8)",
+        _cause_unset_after_cancel, _at_trigger(_cause_unset_after_cancel),
+    ),
+    Cause(
         "recovered-steered-turn-loses-input",
         "when the process dies during a turn promoted from the steering queue, the next process's recovery "
         "re-enters that turn with ctx.input None: the steered input is lost",
@@ -315,6 +361,18 @@ CAUSES: tuple[Cause, ...] = (
         _recovered_count_short, lambda found, rec: found.finding.property == "live-count",
     ),
     Cause(
+        "responses-pending-count-is-entry-snapshot",
+        "on the Responses host, context.pending_input_count is the count when the turn started: a turn on which "
+        "responses queue reads 0, while the cancellation signal that they set fires",
+        "the resilient orchestrator (responses/hosting/_resilient_orchestrator.py) copies the task context's "
+        "pending_input_count onto the ResponseContext once, at turn entry (context.pending_input_count = "
+        "ctx.pending_input_count), as a plain attribute that nothing updates",
+        "ResponseContext.pending_input_count is \"queued steering inputs (live count)\" (its docstring), mirroring "
+        "the core's; the documented wind-down `if cancel.is_set() and pending_input_count > 0` then never fires "
+        "on the turn that was steered (spec sections 1, 3, invariant 9)",
+        _host_count_short, _at_trigger(_host_count_short),
+    ),
+    Cause(
         "steering-queue-full-answers-500",
         "on a steerable conversation of the Responses host, a POST /responses that finds the steering queue "
         "full is answered HTTP 500 server_error, not a busy answer",
@@ -344,6 +402,7 @@ def group(exploration: Exploration) -> list[Group]:
     groups: list[Group] = []
     by_cause: dict[str, Group] = {}
     by_observation: dict[tuple[int, int], Group] = {}
+    by_signature: dict[str, Group] = {}
     for found in exploration.found.values():
         cause = cause_of(found)
         if cause is not None:
@@ -352,6 +411,12 @@ def group(exploration: Exploration) -> list[Group]:
                 known = by_cause[cause.key] = Group(cause)
                 groups.append(known)
             known.members.append(found)
+            by_signature[found.finding.signature] = known
+            continue
+        echoed = by_signature.get(found.finding.detail.get("after", ""))
+        if echoed is not None:
+            echoed.members.append(found)
+            by_signature[found.finding.signature] = echoed
             continue
         position = found.finding.position
         key = (found.run_index, position) if position is not None else None
@@ -362,5 +427,6 @@ def group(exploration: Exploration) -> list[Group]:
             if key is not None:
                 by_observation[key] = same
         same.members.append(found)
+        by_signature[found.finding.signature] = same
     return groups
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -35,6 +36,8 @@ from steersim.simulate.timing import TimingProfile
 SETTLE = 10.0  # virtual seconds without a running handler after which a run with no caller left is over
 MAX_STEPS = 200_000
 UNWIND_STEPS = 100
+
+GENERATED_ID = re.compile(r"input-[0-9a-f]{32}")  # the package's uuid4-based input ids
 
 
 class HandlerFailure(RuntimeError):
@@ -57,7 +60,8 @@ class ChainSystem(Protocol):
     async def startup(self) -> None:
         """The lifetime's startup, including its recovery scan."""
 
-    async def start(self, input_id: str, value: Any, if_last_input_id: str | None) -> Any: ...
+    async def start(self, input_id: str | None, value: Any, if_last_input_id: str | None) -> Any:
+        """start() on the chain; `input_id` None omits it (the package generates one)."""
 
     def future(self, handle: Any) -> asyncio.Future: ...
 
@@ -131,6 +135,7 @@ class ScenarioRun:
         self.next_input = 0
         self.called: set[int] = set()
         self.accepted: list[str] = []
+        self.generated: dict[str, str] = {}  # an input id the package generated -> the input (m<k>) it names
         self.handles: list[_Handle] = []
         self.entered: set[str] = set()
         self.queued: set[str] = set()
@@ -180,22 +185,25 @@ class ScenarioRun:
         self.next_input += 1
         if_last = self._precondition(plan.precondition)
         value = {"msg": mid}
+        sent = start_data(mid, if_last, plan.names_input)
         try:
-            handle = await self.system.start(mid, value, if_last)
+            handle = await self.system.start(mid if plan.names_input else None, value, if_last)
         except Exception as refused:  # the package's refusals are exceptions; record which
-            self.record(f"caller:{mid}", "chain", "start", start_data(mid, if_last))
+            self.record(f"caller:{mid}", "chain", "start", sent)
             self.record("chain", f"caller:{mid}", type(refused).__name__, refusal_data(mid, refused))
             return
         queued = bool(handle.is_queued)
-        self.record(f"caller:{mid}", "chain", "start", start_data(mid, if_last))
+        if not plan.names_input and GENERATED_ID.fullmatch(handle.input_id):
+            self.generated.setdefault(handle.input_id, mid)
+        self.record(f"caller:{mid}", "chain", "start", sent)
         self.record("chain", f"caller:{mid}", "TaskRun",
-                    {"caller": mid, "input_id": handle.input_id, "is_queued": queued})
+                    {"caller": mid, "input_id": self.input_name(handle.input_id), "is_queued": queued})
         self.accepted.append(mid)
         if queued:
             self.queued.add(mid)
         tracked = _Handle(mid, handle, self.system.future(handle), queued, self.lifetime)
         self.handles.append(tracked)
-        if plan.cancel_at is not None and queued:
+        if plan.cancel_at is not None:
             await sleep_until(plan.cancel_at)
             if not tracked.future.done():
                 self.record(f"caller:{mid}", "chain", "TaskRun.cancel", {"caller": mid})
@@ -203,6 +211,17 @@ class ScenarioRun:
         # awaited directly, as a caller awaits TaskRun.result(); a Ctrl-C goes on (`steersim.interrupts`)
         with contextlib.suppress(Exception, asyncio.CancelledError):
             await tracked.future
+
+    def input_name(self, input_id: str, turn: str | None = None) -> str:
+        """An input id as the model names it: an id the package generated for an input whose start()
+        omitted it becomes that input's `m<k>`; one no handle showed, first seen as the id of `turn`,
+        is taken to be that turn's own (the package gives each input one id); ids the callers chose
+        stay as they are. Generated ids are random, so no recording may carry one."""
+        if not GENERATED_ID.fullmatch(input_id):
+            return input_id
+        if input_id not in self.generated and turn is not None and turn not in self.generated.values():
+            self.generated[input_id] = turn
+        return self.generated.get(input_id, "generated")
 
     def _precondition(self, policy: str) -> str | None:
         if policy == LATEST and self.accepted:
@@ -214,7 +233,7 @@ class ScenarioRun:
     async def handler(self, ctx: Any) -> dict[str, Any]:
         mid = ctx.input.get("msg") if isinstance(ctx.input, dict) else None
         plan = self.scenario.handler(int(mid[1:])) if mid else HandlerPlan(steps=())
-        entry = {"input": mid, "input_id": ctx.input_id, "entry_mode": ctx.entry_mode,
+        entry = {"input": mid, "input_id": self.input_name(ctx.input_id, mid), "entry_mode": ctx.entry_mode,
                  "is_steered_turn": ctx.is_steered_turn, **context_view(ctx), "first": mid not in self.entered,
                  "queued": mid in self.queued}
         self.record("chain", "handler", "handler.enter", entry)
@@ -377,8 +396,11 @@ def context_view(ctx: Any) -> dict[str, Any]:
             "pending_input_count": ctx.pending_input_count}
 
 
-def start_data(mid: str, if_last: str | None) -> dict[str, Any]:
-    return {"caller": mid, "input_id": mid, "if_last_input_id": if_last}
+def start_data(mid: str, if_last: str | None, names_input: bool = True) -> dict[str, Any]:
+    """A start() call as the model sees it; one that omits input_id shows no input_id."""
+    if names_input:
+        return {"caller": mid, "input_id": mid, "if_last_input_id": if_last}
+    return {"caller": mid, "if_last_input_id": if_last}
 
 
 def refusal_data(mid: str, refused: Exception) -> dict[str, Any]:

@@ -22,14 +22,17 @@ NO_PRECONDITION, LATEST, STALE = "none", "latest", "stale"
 class CallerPlan:
     """A caller that calls start() at virtual time `at`. `precondition`: no `if_last_input_id`, the
     latest input id it has seen accepted, or the first one (stale once another input was accepted).
-    `cancel_at`: when it cancels its handle, if the handle came back queued. `after`: the caller whose
+    `cancel_at`: when it cancels its handle (still queued, or its turn running), if it has not resolved by
+    then. `after`: the caller whose
     handle this one holds: it calls as soon as that handle's outcome (or refusal) arrived, in the same
-    task, the way a client sends its next message when the reply to its last one comes in."""
+    task, the way a client sends its next message when the reply to its last one comes in.
+    `names_input`: it passes `input_id`; otherwise it omits it and the package generates one."""
 
     at: float
     precondition: str = NO_PRECONDITION
     cancel_at: float | None = None
     after: int | None = None
+    names_input: bool = True
 
 
 @dataclass(frozen=True)
@@ -165,6 +168,15 @@ NAMED: dict[str, Scenario] = {s.name: s for s in (
                    "moved queues behind the survivors"),
     Scenario("remote-store-raise", _callers(0.0, 0.5, 2.0, 2.0), (HandlerPlan(ending="raise"), IGNORE, IGNORE, IGNORE),
              provider_yields=True, notes="a remote store while a turn raises and new inputs arrive"),
+    Scenario("cancel-running", _callers(0.0, c0={"cancel_at": 1.5}), (LONG_IGNORING,),
+             notes="a caller cancels the handle of its running turn, which was never queued"),
+    Scenario("no-input-id", _callers(0.0, 0.5, 4.0, **{f"c{k}": {"names_input": False} for k in range(3)}),
+             (HONOUR, HONOUR, HONOUR),
+             notes="callers omit input_id: a fresh turn, a steer, and a start() that resumes the suspended chain"),
+    Scenario("responses-pending-count",
+             _callers(0.0, 0.5, 0.7, c1={"precondition": LATEST}, c2={"precondition": LATEST}),
+             (LONG_IGNORING, HONOUR, HONOUR), surface="responses",
+             notes="a turn reads context.pending_input_count at its safe points while two POSTs queue behind it"),
 )}
 
 

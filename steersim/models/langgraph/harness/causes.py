@@ -69,6 +69,15 @@ CAUSES = (
           True, f"'idle ... means that all runs executed on the thread have finished running' ({STATUS_DOCS}); "
           "the SDK's ThreadStatus says only 'not currently processing any task', which a pending run arguably is not",
           "idle_while_pending.py"),
+    Cause("cancelled-run-writes-thread-last",
+          "an interrupted run whose clean-up outlasts the run that interrupted it writes the thread last",
+          "the next run starts while the cancelled run's task still unwinds (next-run-starts-before-cancelled-task-"
+          "stops); when that task finally stops, after the next run succeeded, the worker sets the thread's status "
+          "(`interrupted`) and values from the cancelled run's last checkpoint, so the thread shows a state that "
+          "is no longer its latest checkpoint's",
+          True, "a thread's `values` are 'the current state of the thread' (LangGraph SDK Thread reference); "
+          f"interrupt 'halts the current execution' and the new run goes on ({DOCS})",
+          "late_cancelled_run_overwrites_thread.py"),
 )
 BY_NAME = {cause.name: cause for cause in CAUSES}
 UNEXPLAINED = "unexplained"
@@ -81,14 +90,17 @@ def evidence(rec: Recording) -> dict[str, int]:
     status: dict[str, str] = {}
     victims: set[str] = set()  # pending runs a rollback cancelled while a stream client watched them
     joined: set[str] = set()
+    created: list[str] = []
+    cut_short: set[str] = set()  # runs cancelled while they ran
 
     def seen(cause: Cause, position: int) -> None:
         out.setdefault(cause.name, position)
 
-    overlap, orphans, watched, idle = CAUSES
+    overlap, orphans, watched, idle, late = CAUSES
     for position, event in enumerate(rec.events):
         d = event.data
         if event.name == "run.created":
+            created.append(d["run"])
             if d["strategy"] == "rollback":
                 victims |= {r for r, st in status.items() if st == "pending" and r in joined}
             status[d["run"]] = "pending"
@@ -104,7 +116,13 @@ def evidence(rec: Recording) -> dict[str, int]:
                 alive.add(d["run"])
             elif d["status"] == "interrupted" and not d["started"] and d["run"] in victims:
                 seen(watched, position)
+            elif d["status"] == "interrupted" and d["started"]:
+                cut_short.add(d["run"])
         elif event.name == "task.ended":
+            later = created[created.index(d["run"]) + 1:] if d["run"] in created else []
+            wrote_thread = position > 0 and rec.events[position - 1].name == "thread"  # as its task stopped
+            if d["run"] in cut_short and wrote_thread and any(status.get(r) == "success" for r in later):
+                seen(late, position - 1)
             alive.discard(d["run"])
         elif event.name == "run.deleted":
             status[d["run"]] = "deleted"
@@ -116,7 +134,8 @@ def evidence(rec: Recording) -> dict[str, int]:
     return out
 
 
-RECORD_CAUSE = {"thread-busy-while-in-flight": CAUSES[3].name, "one-active-turn": CAUSES[0].name}
+RECORD_CAUSE = {"thread-busy-while-in-flight": CAUSES[3].name, "one-active-turn": CAUSES[0].name,
+                "thread-agrees-with-last-run": CAUSES[4].name}
 
 
 def attribute(rec: Recording, findings: list[Finding]) -> dict[str, list[Finding]]:

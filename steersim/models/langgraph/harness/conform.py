@@ -3,10 +3,10 @@
 The real `langgraph-api` with `langgraph-runtime-inmem` runs in this process on the virtual-time loop
 (`server.py`), serving a graph of no-LLM nodes (`graph.py`). The first run's life alone gives the
 points at which the next runs are created (`scenarios.py`): each strategy, with and without a stream
-client, with and without a clean-up that awaits. Every recording is judged (`judge.py`): the core
-monitors over its facts, LangGraph's own promises over the records, and trace validation against the
-model; findings are grouped by root cause (`causes.py`), each with its standalone reproduction.
-Exit 0 when nothing was found, 1 with findings, 2 on bad usage, 130 when interrupted.
+client, with and without a clean-up that awaits, and one that outlasts the next run. Every recording is
+judged (`judge.py`): the core monitors over its facts, LangGraph's own promises over the records, and
+trace validation against the model; findings are grouped by root cause (`causes.py`), each with its
+standalone reproduction. Exit 0 when nothing was found, 1 with findings, 2 on bad usage, 130 when interrupted.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ from typing import Any
 from steersim.argtypes import output_file, output_folder
 from steersim.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION, ArgumentParser, UsageError
 from steersim.models.langgraph.harness import scenarios as sc
+from steersim.models.langgraph.harness.progress import Progress
+from steersim.models.langgraph.harness.runner import HORIZON_S
 
 PLANS = ("fast", "full")
 FAST_POINTS = (0, 4, 7)
@@ -38,7 +40,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--json", dest="json_file", type=output_file, default=None, help="write the findings here")
     p.add_argument("--report", type=output_folder, default=None,
                    help="write summary.md, findings.json, each cause's example trace and the reproductions here")
-    p.add_argument("--quiet", action="store_true", help="print only the summary")
+    p.add_argument("--quiet", action="store_true", help="print only the summary (no progress lines on stderr)")
     return p
 
 
@@ -66,6 +68,7 @@ def main(argv: Sequence[str]) -> int:
     counts = {"scenarios": 0, "clean": 0}
     solo_length: list[int] = []
     started = time.monotonic()
+    progress = None if args.quiet or named else Progress()
 
     def each(rec: Any) -> None:
         if not solo_length:
@@ -82,8 +85,10 @@ def main(argv: Sequence[str]) -> int:
             group.properties |= {f.property for f in found}
             if group.example is None or len(rec.events) < len(group.example.events):
                 group.example, group.findings, group.judged = rec, found, findings
+        if progress is not None:
+            progress.judged(len(groups))
 
-    plan = iter(named) if named else scenarios(args.plan, solo_length)
+    plan = iter(named) if named else scenarios(args.plan, solo_length, progress)
     interrupted = False
     try:
         Session().run(plan, each)
@@ -102,26 +107,37 @@ def main(argv: Sequence[str]) -> int:
     return EXIT_VIOLATION if groups else EXIT_OK
 
 
-def scenarios(plan: str, solo_length: list[int]) -> Iterator[sc.Scenario]:
-    """The solo run first (its length places the others), then the plan's scenarios."""
+def scenarios(plan: str, solo_length: list[int], progress: Progress | None = None) -> Iterator[sc.Scenario]:
+    """The solo run first (its length places the others), then the plan's scenarios; `progress` learns
+    how many there are once the solo run has placed them."""
     yield sc.solo(join=True)
-    length = solo_length[0]
+    rest = after_solo(plan, solo_length[0])
+    if progress is not None:
+        progress.planned(1 + len(rest))
+    yield from rest
+
+
+def after_solo(plan: str, length: int) -> list[sc.Scenario]:
+    """The plan's scenarios placed on a solo run of `length` events."""
     if plan == "fast":
-        yield from sc.placements(length, cleanups=(sc.CLEANUP_S,), points=(*FAST_POINTS, length))
-        yield from sc.third_runs(length, strategies=("interrupt",), joins=(False,), points=(4,), offsets=(0,))
-        return
-    yield from sc.placements(length)
-    yield from sc.third_runs(length)
-    yield from sc.failing(length)
+        return [*sc.placements(length, cleanups=(sc.CLEANUP_S,), points=(*FAST_POINTS, length)),
+                *sc.third_runs(length, strategies=("interrupt",), joins=(False,), points=(4,), offsets=(0,)),
+                *sc.outlasting(length, strategies=("interrupt",), joins=(False,), points=(FAST_POINTS[-1],))]
+    return [*sc.placements(length), *sc.third_runs(length), *sc.outlasting(length), *sc.failing(length)]
 
 
 def parse_scenario(name: str) -> sc.Scenario:
-    """A scenario from its name (`enqueue@0+join,rollback@4+join,cleanup,fail:r1@2`)."""
+    """A scenario from its name (`enqueue@0+join,rollback@4+join,cleanup,fail:r1@2`); `cleanup=SECONDS`
+    sets how long a cancelled node's clean-up awaits (`cleanup` alone: `scenarios.CLEANUP_S`)."""
     arrivals, cleanup, fail = [], 0.0, []
     for part in name.split(","):
         try:
             if part == "cleanup":
                 cleanup = sc.CLEANUP_S
+            elif part.startswith("cleanup="):
+                cleanup = float(part.removeprefix("cleanup="))
+                if not 0 < cleanup < HORIZON_S / 4:
+                    raise ValueError(part)
             elif part.startswith("fail:"):
                 run, node = part.removeprefix("fail:").split("@")
                 fail.append((run, int(node)))
@@ -132,8 +148,8 @@ def parse_scenario(name: str) -> sc.Scenario:
                     raise ValueError(strategy)
                 arrivals.append(sc.Arrival(strategy, int(after), join))
         except ValueError:
-            raise UsageError(f"--scenario {name!r}: {part!r} is not STRATEGY@EVENTS[+join], cleanup or "
-                             "fail:RUN@NODE; for example enqueue@0,rollback@4+join,cleanup") from None
+            raise UsageError(f"--scenario {name!r}: {part!r} is not STRATEGY@EVENTS[+join], cleanup[=SECONDS] "
+                             "or fail:RUN@NODE; for example enqueue@0,rollback@4+join,cleanup=3") from None
     if not arrivals:
         raise UsageError(f"--scenario {name!r} creates no run; for example enqueue@0,interrupt@4")
     return sc.Scenario(tuple(arrivals), cleanup, tuple(fail))

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from steersim.models.langgraph.state import STRATEGIES
 
 CLEANUP_S = 1.0  # a clean-up longer than the queue's idle poll (0.5 s)
+OUTLASTING_CLEANUP_S = 4.0  # a clean-up that outlasts the next run (its nodes take graph.NODES seconds)
 THIRD_OFFSETS = (0, 2, 5)
 
 
@@ -43,7 +44,7 @@ class Scenario:
     def name(self) -> str:
         parts = [a.label() for a in self.arrivals]
         if self.cleanup:
-            parts.append("cleanup")
+            parts.append("cleanup" if self.cleanup == CLEANUP_S else f"cleanup={self.cleanup:g}")
         parts.extend(f"fail:{run}@{node}" for run, node in self.fail)
         return ",".join(parts)
 
@@ -80,6 +81,13 @@ def third_runs(solo_length: int, strategies: tuple[str, ...] = STRATEGIES, joins
                     for offset in offsets:
                         yield Scenario((Arrival("enqueue", 0, join), Arrival(second, point, join),
                                         Arrival(third, point + offset, join)), CLEANUP_S)
+
+
+def outlasting(solo_length: int, strategies: tuple[str, ...] = ("interrupt", "rollback"),
+               joins: tuple[bool, ...] = (False, True), points: tuple[int, ...] | None = None) -> Iterator[Scenario]:
+    """Two runs whose first, cancelled, runs a clean-up that outlasts the second: the cancelled run's
+    task stops last, and what it writes then is what the thread shows."""
+    yield from placements(solo_length, strategies, joins, (OUTLASTING_CLEANUP_S,), points)
 
 
 def failing(solo_length: int, strategies: tuple[str, ...] = STRATEGIES) -> Iterator[Scenario]:
