@@ -47,7 +47,6 @@ def test_every_tutorial_command_states_its_exit_code() -> None:
     assert all(COMMAND.match(line) for line in lines), [line for line in lines if not COMMAND.match(line)]
 
 
-@pytest.mark.xdist_group("tutorial")
 def test_tutorial_commands_end_as_the_page_says(tmp_path: Path) -> None:
     """One after another in one empty folder, as a reader runs them: later commands read earlier files."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
