@@ -50,6 +50,7 @@ def test_every_tutorial_command_states_its_exit_code() -> None:
 def test_tutorial_commands_end_as_the_page_says(tmp_path: Path) -> None:
     """One after another in one empty folder, as a reader runs them: later commands read earlier files."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    printed = []
     for block in shell_blocks(DOCS / "tutorial.md"):
         for line in block:
             command = COMMAND.match(line)
@@ -57,7 +58,15 @@ def test_tutorial_commands_end_as_the_page_says(tmp_path: Path) -> None:
             ran = subprocess.run([sys.executable, "-m", "steersim", *shlex.split(command["args"])], cwd=tmp_path,
                                  capture_output=True, text=True, env=env, timeout=120)
             assert ran.returncode == int(command["code"]), f"{line}\n{ran.stdout[-2000:]}\n{ran.stderr[-2000:]}"
+            printed.append(ran.stdout)
     assert (tmp_path / "seed48.svg").is_file() and (tmp_path / "cex.png").is_file()
+    # what the page quotes of the output is what the commands print
+    page, output = (DOCS / "tutorial.md").read_text(), "".join(printed)
+    for quoted in ("ok: 405 distinct states", "cause: s1 was accepted at step 11 and was removed from queue at step 12",
+                   "ok: 15 steps reproduced", "first counterexample: seed 48, trace traces/teaching-lost-at-boundary",
+                   "P(violation) 1.80%, 95% interval [1.26%, 2.48%] (36 of 2,000 runs, exact)",
+                   "P(violation) < 0.150% at 95% (0 of 2,000 runs; one-sided exact bound)"):
+        assert quoted in page and quoted in output, quoted
 
 
 def test_own_model_page_includes_the_checked_file() -> None:
