@@ -31,6 +31,27 @@ _EXPORTS = {
     "CheckOptions": "steersim.checking.explorer",
     "CheckResult": "steersim.checking.explorer",
     "check": "steersim.checking.engines",
+    # finding a model by reference, simulating it, estimating probabilities, drawing and reading traces:
+    # what a notebook or a user's script needs beside the checker, so that none imports an internal module
+    "get_model_spec": "steersim.core.registry",
+    "Simulator": "steersim.simulate.simulator",
+    # `simulate` is also the name of the subpackage steersim.simulate, which would shadow it once imported
+    "simulate_seed": "steersim.simulate.simulator:simulate",
+    "run_seeds": "steersim.simulate.sweep",
+    "sweep": "steersim.simulate.executors",
+    "TimingProfile": "steersim.simulate.timing",
+    "Delay": "steersim.simulate.timing",
+    "Plan": "steersim.simulate.estimate",
+    "parse_query": "steersim.simulate.queries",
+    "setting": "steersim.simulate.study",
+    "parse_axis": "steersim.simulate.study",
+    "estimate_grid": "steersim.simulate.study",
+    "GridResult": "steersim.simulate.study",
+    "diagram_svg": "steersim.draw.diagram",
+    "read_trace": "steersim.traces.trace",
+    "shortest_run_with": "steersim.traces.canonical",
+    "Browser": "steersim.integrations.browse_page",
+    "serve_in_background": "steersim.integrations.browse_page",
 }
 # modules of the public vocabulary: `from steersim import facts as F` gives the fact constructors a model emits
 _MODULES = {"facts": "steersim.core.facts"}
@@ -42,7 +63,8 @@ def __getattr__(name: str) -> Any:
     if name in _MODULES:
         value = import_module(_MODULES[name])
     elif name in _EXPORTS:
-        value = getattr(import_module(_EXPORTS[name]), name)
+        module, _, attribute = _EXPORTS[name].partition(":")
+        value = getattr(import_module(module), attribute or name)
     else:
         raise AttributeError(f"module 'steersim' has no attribute {name!r}")
     globals()[name] = value

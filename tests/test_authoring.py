@@ -1,5 +1,6 @@
-"""A model of one's own: the README's example file, outside any package, run by path through every
-command; the facts checked as they are emitted; model errors with their path; bad references."""
+"""A model of one's own: the example file of the how-to "Model your own system", outside any package,
+run by path through every command; the facts checked as they are emitted; model errors with their path;
+bad references."""
 
 from __future__ import annotations
 
@@ -20,15 +21,14 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def readme_model() -> str:
-    """The minimal complete model file of the README's "Model your own system"."""
-    readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index("## Model your own system"):readme.index("## How it is built")]
-    return re.findall(r"```python\n(.*?)```", section, re.S)[0]
+    """The minimal complete model file of the how-to "Model your own system" (once in the README, now
+    docs/howto/drop_oldest.py, which the page includes as it is)."""
+    return (ROOT / "docs" / "howto" / "drop_oldest.py").read_text()
 
 
 @pytest.fixture
 def model_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A folder outside any package holding the README's model, as the current directory."""
+    """A folder outside any package holding the how-to's model, as the current directory."""
     (tmp_path / "drop_oldest.py").write_text(readme_model())
     monkeypatch.chdir(tmp_path)
     return tmp_path

@@ -211,8 +211,11 @@ class ModelBase(ABC, Generic[S]):
     is stepped without it (`steersim.core.product`). The engines call both when no step property reads
     events (`Always(with_events=True)`)."""
 
+    #: the model's name in reports and traces (default: the class name)
     name: str = ""
+    #: fnmatch patterns of the system's own actors assumed not to starve (weak fairness) in liveness checks
     fair_actors: Sequence[str] = ()
+    #: every kind of action the model can take, so that a check names the kinds that never fired
     action_kinds: Sequence[str] = ()
     is_local: Callable[[Action], bool] | None = None
     symmetry: Callable[[Any], tuple[Any, Mapping[str, str]]] | None = None

@@ -49,6 +49,8 @@ def verdicts_of(simulator: Simulator, seeds: Iterable[int]) -> Iterator[RunVerdi
 
 
 def run_seeds(simulator: Simulator, seeds: Iterable[int]) -> list[RunVerdict]:
+    """The verdict of each seed's run, in the order of `seeds`, in this process (no trace is kept: use
+    `simulate` for one run to draw or save)."""
     return list(verdicts_of(simulator, seeds))
 
 

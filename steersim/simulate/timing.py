@@ -66,6 +66,9 @@ MAX_DELAY, MAX_SIGMA = 1e9, 10.0
 
 @dataclass(frozen=True)
 class Delay:
+    """One distribution of a timing profile: `dist` (a key of `DISTRIBUTIONS`) and its parameters in that
+    key's order. Made from a TOML table by `from_mapping`, which refuses a bad table in one line."""
+
     dist: str
     params: tuple[float, ...]
 
@@ -150,6 +153,8 @@ class TimingProfile:
 
     @classmethod
     def from_mapping(cls, spec: Mapping[str, Any]) -> TimingProfile:
+        """The profile of a table of entries (kind or pattern -> `{"dist": ..., params}`), with `default`
+        exponential of mean 1 when absent; a bad entry is a UsageError in one line that names it."""
         if not isinstance(spec, Mapping):
             raise UsageError("a timing profile is a table of action kinds, each with dist = ...")
         entries = tuple((k, Delay.from_mapping(k, v)) for k, v in spec.items() if k != "default")
@@ -166,6 +171,7 @@ class TimingProfile:
 
     @classmethod
     def from_file(cls, path: str | Path) -> TimingProfile:
+        """The profile of a TOML file (the format of `from_mapping`); the error names the file."""
         data = read_toml(path, "timing file", "a timing profile")
         try:
             return cls.from_mapping(data)
@@ -173,9 +179,12 @@ class TimingProfile:
             raise UsageError(f"timing file {str(path)!r}: {bad}") from None
 
     def to_mapping(self) -> dict[str, Any]:
+        """The table `from_mapping` reads back, `default` first: what a trace header records."""
         return {"default": self.default.to_mapping(), **{k: d.to_mapping() for k, d in self.entries}}
 
     def delay_for(self, kind: str) -> Delay:
+        """The first entry, in the order given, that is `kind` or an fnmatch pattern matching it, else the
+        default."""
         for pattern, delay in self.entries:
             if pattern == kind or fnmatchcase(kind, pattern):
                 return delay
