@@ -239,13 +239,9 @@ def test_never_fired_after_a_whole_search_blames_the_parameters(capsys):
 
 
 def keeps_applied_model() -> str:
-    """The README's model with a bug that applies a turn's first steers and leaves them in the queue
+    """The how-to's model file with a bug that applies a turn's first steers and leaves them in the queue
     (the view names them as the facts do), so that a later drop resolves an applied steer again."""
-    import re
-
-    readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index("## Model your own system"):readme.index("## How it is built")]
-    source = re.findall(r"```python\n(.*?)```", section, re.S)[0]
+    source = (ROOT / "docs" / "howto" / "drop_oldest.py").read_text()
     edits = [('            return replace(s, queue=(), turns=',
               '            kept = s.queue if starting and self.bug == "keeps-applied" else ()\n'
               '            return replace(s, queue=kept, turns='),
