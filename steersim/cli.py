@@ -283,6 +283,8 @@ def cmd_estimate(args: argparse.Namespace) -> int:
         raise UsageError("--explain answers a violation query without --grid or --assert")
     if args.plot and not args.grid:
         raise UsageError("--plot draws a --grid sweep; add --grid NAME=V1,V2,...")
+    if args.plot_size and not args.plot:
+        raise UsageError("--plot-size sizes the --plot picture; add --plot FILE.png")
     plan = Plan(runs=args.runs or 10_000, precision=args.precision, max_runs=args.max_runs,
                 first_seed=args.first_seed, confidence=args.confidence, method=args.method)
     options = {"workers": args.workers, "dask": args.dask, "max_steps": args.max_steps, "max_time": args.max_time}
@@ -293,7 +295,7 @@ def cmd_estimate(args: argparse.Namespace) -> int:
         document = {**base.to_json(), "query": query.text, **result.to_json()}
         code = EXIT_OK if all(p.complete for p in result.points) else EXIT_INCOMPLETE
         if args.plot:
-            _save_plot(result, args.plot, base)
+            _save_plot(result, args.plot, base, args.plot_size)
     else:
         answer = estimate_setting(base, query, plan, sprt, **options)
         lines = [answer.line()] if sprt is not None else answer.lines()
@@ -318,15 +320,32 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     return code
 
 
-def _save_plot(result: Any, path: str, base: Any) -> None:
+PLOT_SIZE = (6.0, 3.5)  # inches, the default of --plot-size
+PLOT_SIZE_LIMIT = 50.0  # inches a side at most: beyond it the picture is a mistake, not a slide
+
+
+def plot_size(text: str) -> tuple[float, float]:
+    """`--plot-size WxH`: the picture's width and height in inches, each above 0 and at most 50."""
+    width, sep, height = text.lower().partition("x")
+    try:
+        size = (float(width), float(height)) if sep else None
+    except ValueError:
+        size = None
+    if size is None or not all(0 < side <= PLOT_SIZE_LIMIT for side in size):
+        raise argparse.ArgumentTypeError(f"takes WIDTHxHEIGHT in inches, each above 0 and at most "
+                                         f"{PLOT_SIZE_LIMIT:g}, e.g. 10x5.6; not {text!r}")
+    return size
+
+
+def _save_plot(result: Any, path: str, base: Any, size: tuple[float, float] | None) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6, 3.5))
+    fig, ax = plt.subplots(figsize=size or PLOT_SIZE)
     result.plot(ax)
-    ax.set_title(f"{base.model}{' --bug ' + base.bug if base.bug else ''}")
+    ax.set_title(result.title(base), fontsize="medium")
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
@@ -593,6 +612,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="estimate at each value of a parameter (Q=1,2,3) or timing field "
                         "(timing:tool.*.median=0.5,1,2), with the same seeds at each")
     p.add_argument("--plot", type=output_file, metavar="FILE.png", help="draw the --grid estimates with their band")
+    p.add_argument("--plot-size", type=plot_size, metavar="WxH",
+                   help=f"size of the --plot picture in inches (default {PLOT_SIZE[0]:g}x{PLOT_SIZE[1]:g})")
     p.add_argument("--explain", type=output_folder, metavar="DIR",
                    help="when no run violates: ask the explorer, and write its counterexample, timed, here")
     p.add_argument("--json", type=output_file, help="write the JSON report here")
