@@ -366,6 +366,13 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return EXIT_OK if result.ok and not result.violations else EXIT_VIOLATION
 
 
+def diagram_title(text: str) -> str:
+    """`diagram --title`: one line of text (the diagram wraps it to its width)."""
+    if not text.strip() or "\n" in text:
+        raise argparse.ArgumentTypeError(f"takes one non-empty line of text, not {text!r}")
+    return text.strip()
+
+
 def cmd_diagram(args: argparse.Namespace) -> int:
     from steersim.draw.diagram import save_diagram
     from steersim.simulate.timing import TimingProfile
@@ -380,7 +387,8 @@ def cmd_diagram(args: argparse.Namespace) -> int:
 
         model, path = report_path(report, args.property, args.trace)
         save_diagram(path, args.output, model=model, params=report.get("params") or {}, bug=report.get("bug"),
-                     timing=timing, seed=args.seed, width_px=args.width, state_panel=not args.no_state)
+                     timing=timing, seed=args.seed, width_px=args.width, state_panel=not args.no_state,
+                     title=args.title)
         print(f"wrote {args.output} ({len(path.steps)} steps)")
         return EXIT_OK
     if args.property is not None:
@@ -389,7 +397,7 @@ def cmd_diagram(args: argparse.Namespace) -> int:
 
     trace = read_trace(args.trace)
     save_diagram(trace, args.output, model=header_model(trace, args.trace), timing=timing, seed=args.seed,
-                 width_px=args.width, state_panel=not args.no_state)
+                 width_px=args.width, state_panel=not args.no_state, title=args.title)
     print(f"wrote {args.output} ({len(trace.steps)} steps)")
     return EXIT_OK
 
@@ -647,6 +655,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--width", type=positive_int, metavar="PX", help="width of a PNG in pixels (an SVG scales freely)")
     p.add_argument("--no-state", action="store_true",
                    help="leave out the panel of state changes right of the lanes (narrower, for slides)")
+    p.add_argument("--title", type=diagram_title, help="the heading above the diagram (default: the model, the "
+                                                       "parameters that differ from its defaults and the bug)")
     p.set_defaults(run=cmd_diagram)
 
     p = sub.add_parser("report", help="write a self-contained HTML report: verdicts, counterexamples, diagrams")
