@@ -373,6 +373,15 @@ def diagram_title(text: str) -> str:
     return text.strip()
 
 
+def step_window(text: str) -> tuple[int, int]:
+    """`diagram --steps FIRST..LAST`: step numbers as a counterexample prints them, from 0, FIRST <= LAST."""
+    first, sep, last = text.partition("..")
+    if sep and first.strip().isdigit() and last.strip().isdigit() and int(first) <= int(last):
+        return int(first), int(last)
+    raise argparse.ArgumentTypeError(f"takes FIRST..LAST, two step numbers from 0 with FIRST <= LAST "
+                                     f"(e.g. 10..14), not {text!r}")
+
+
 def cmd_diagram(args: argparse.Namespace) -> int:
     from steersim.draw.diagram import save_diagram
     from steersim.simulate.timing import TimingProfile
@@ -388,7 +397,7 @@ def cmd_diagram(args: argparse.Namespace) -> int:
         model, path = report_path(report, args.property, args.trace)
         save_diagram(path, args.output, model=model, params=report.get("params") or {}, bug=report.get("bug"),
                      timing=timing, seed=args.seed, width_px=args.width, state_panel=not args.no_state,
-                     title=args.title)
+                     title=args.title, steps=args.steps)
         print(f"wrote {args.output} ({len(path.steps)} steps)")
         return EXIT_OK
     if args.property is not None:
@@ -397,7 +406,7 @@ def cmd_diagram(args: argparse.Namespace) -> int:
 
     trace = read_trace(args.trace)
     save_diagram(trace, args.output, model=header_model(trace, args.trace), timing=timing, seed=args.seed,
-                 width_px=args.width, state_panel=not args.no_state, title=args.title)
+                 width_px=args.width, state_panel=not args.no_state, title=args.title, steps=args.steps)
     print(f"wrote {args.output} ({len(trace.steps)} steps)")
     return EXIT_OK
 
@@ -657,6 +666,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="leave out the panel of state changes right of the lanes (narrower, for slides)")
     p.add_argument("--title", type=diagram_title, help="the heading above the diagram (default: the model, the "
                                                        "parameters that differ from its defaults and the bug)")
+    p.add_argument("--steps", type=step_window, metavar="FIRST..LAST",
+                   help="draw only these steps (inclusive, numbered from 0 as printed); the steps before and "
+                        "after are one row each")
     p.set_defaults(run=cmd_diagram)
 
     p = sub.add_parser("report", help="write a self-contained HTML report: verdicts, counterexamples, diagrams")

@@ -1,4 +1,5 @@
-"""`steersim diagram` options for slides: a title of one's own, refused when blank."""
+"""`steersim diagram` options for slides: a title of one's own and a window of steps; bad values are
+refused in one line."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from steersim.checking.engines import check
 from steersim.checking.explorer import CheckOptions
 from steersim.cli import main
 from steersim.core.registry import get_model_spec
-from steersim.traces.trace import trace_from_path, write_trace
+from steersim.draw.layout import layout
+from steersim.traces.trace import read_trace, trace_from_path, write_trace
 
 SPEC = get_model_spec("teaching")
 
@@ -42,3 +44,29 @@ def test_a_blank_title_is_refused_in_one_line(trace_file: Path, tmp_path: Path, 
     assert main(["diagram", str(trace_file), "-o", str(tmp_path / "x.svg"), "--title", title]) == 2
     err = capsys.readouterr().err
     assert "--title" in err and "one non-empty line" in err and err.count("\n") == 1
+
+
+def test_a_step_window_draws_those_steps_and_names_the_rest(trace_file: Path, tmp_path: Path) -> None:
+    trace = read_trace(trace_file)
+    last = len(trace.steps) - 1
+    plan = layout(trace, window=(3, 5))
+    assert [row.index for row in plan.steps] == [3, 4, 5]
+    assert [(gap.first, gap.last) for gap in plan.elisions] == [(0, 2), (6, last)]
+    assert [row.index for row in layout(trace).steps] == list(range(last + 1)), "no window: every step"
+    out = tmp_path / "window.svg"
+    assert main(["diagram", str(trace_file), "-o", str(out), "--steps", "3..5"]) == 0
+    svg = out.read_text()
+    assert "steps 0 to 2 not drawn" in svg and f"steps 6 to {last} not drawn" in svg
+    (tmp_path / "again").mkdir()
+    assert main(["diagram", str(trace_file), "-o", str(tmp_path / "again" / "window.svg"), "--steps", "3..5"]) == 0
+    assert (tmp_path / "again" / "window.svg").read_text() == svg, "the same window draws the same bytes"
+
+
+@pytest.mark.parametrize(("window", "says"), [("5..3", "FIRST <= LAST"), ("3", "FIRST..LAST"), ("a..b", "FIRST..LAST"),
+                                              ("-1..2", "FIRST..LAST"), ("0..999", "the trace has steps 0..")])
+def test_a_bad_step_window_is_refused_in_one_line(trace_file: Path, tmp_path: Path, capsys, window: str,
+                                                  says: str) -> None:
+    out = tmp_path / "x.svg"
+    assert main(["diagram", str(trace_file), "-o", str(out), f"--steps={window}"]) == 2
+    err = capsys.readouterr().err
+    assert says in err and err.count("\n") == 1 and not out.exists()

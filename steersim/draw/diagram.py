@@ -84,29 +84,33 @@ def timed_trace(source: Trace | Path, model: Model | None = None, params: Mappin
 
 def timing_diagram(source: Trace | Path, model: Model | None = None, *, params: Mapping[str, Any] | None = None,
                    bug: str | None = None, timing: TimingProfile | None = None, seed: int = 0,
-                   title: str | None = None, state_panel: bool = True) -> Figure:
+                   title: str | None = None, state_panel: bool = True, steps: tuple[int, int] | None = None) -> Figure:
     """The timing diagram of a trace or of an explorer path, as a matplotlib Figure (a notebook shows it
-    as it is; `save_diagram` writes it)."""
-    return _diagram(source, model, params, bug, timing, seed, title, state_panel)[0]
+    as it is; `save_diagram` writes it). `steps`: only steps first..last, inclusive, numbered from 0."""
+    return _diagram(source, model, params, bug, timing, seed, title, state_panel, steps)[0]
 
 
 def _diagram(source: Trace | Path, model: Model | None = None, params: Mapping[str, Any] | None = None,
              bug: str | None = None, timing: TimingProfile | None = None, seed: int = 0, title: str | None = None,
-             state_panel: bool = True) -> tuple[Figure, Trace]:
+             state_panel: bool = True, steps: tuple[int, int] | None = None) -> tuple[Figure, Trace]:
     """The figure and the timed trace it draws (whose header the file's metadata describes)."""
     trace, provenance = timed_trace(source, model, params, bug, timing, seed)
     loop_start = source.loop_start if isinstance(source, Path) else None
-    return draw_trace(trace, title, provenance, loop_start, model, state_panel), trace
+    return draw_trace(trace, title, provenance, loop_start, model, state_panel, steps), trace
 
 
 def draw_trace(trace: Trace, title: str | None = None, note: str = "", loop_start: int | None = None,
-               model: Model | None = None, state_panel: bool = True) -> Figure:
+               model: Model | None = None, state_panel: bool = True, steps: tuple[int, int] | None = None) -> Figure:
     """The timing diagram of `trace` as it is (timed or not); `note` follows the title. The model (by
     default the installed one the trace names) tells which event carried which fact. `state_panel`: a
-    column right of the lanes with what each step changed in the state (when the trace has views)."""
+    column right of the lanes with what each step changed in the state (when the trace has views).
+    `steps` (first, last): draw only those steps, the rest as one row before and one after."""
+    if steps is not None and not 0 <= steps[0] <= steps[1] < len(trace.steps):
+        raise UsageError(f"steps {steps[0]}..{steps[1]}: the trace has steps 0..{len(trace.steps) - 1}; "
+                         "give a window inside them")
     heading = title or default_title(trace)
     origins = fact_origins(trace, model or _model_of(trace))
-    plan = layout(trace, f"{heading}  ·  {note}" if note else heading, loop_start, origins)
+    plan = layout(trace, f"{heading}  ·  {note}" if note else heading, loop_start, origins, steps)
     return render(plan, len(trace.steps), state_panel)
 
 
