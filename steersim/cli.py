@@ -382,6 +382,14 @@ def step_window(text: str) -> tuple[int, int]:
                                      f"(e.g. 10..14), not {text!r}")
 
 
+def lane_names(text: str) -> list[str]:
+    """`diagram --lanes user,queue`: lane names or patterns, comma-separated (checked against the trace)."""
+    names = [name.strip() for name in text.split(",")]
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"takes lane names separated by commas (e.g. user,queue), not {text!r}")
+    return names
+
+
 def cmd_diagram(args: argparse.Namespace) -> int:
     from steersim.draw.diagram import save_diagram
     from steersim.simulate.timing import TimingProfile
@@ -397,7 +405,7 @@ def cmd_diagram(args: argparse.Namespace) -> int:
         model, path = report_path(report, args.property, args.trace)
         save_diagram(path, args.output, model=model, params=report.get("params") or {}, bug=report.get("bug"),
                      timing=timing, seed=args.seed, width_px=args.width, state_panel=not args.no_state,
-                     title=args.title, steps=args.steps)
+                     title=args.title, steps=args.steps, lanes=args.lanes)
         print(f"wrote {args.output} ({len(path.steps)} steps)")
         return EXIT_OK
     if args.property is not None:
@@ -406,7 +414,8 @@ def cmd_diagram(args: argparse.Namespace) -> int:
 
     trace = read_trace(args.trace)
     save_diagram(trace, args.output, model=header_model(trace, args.trace), timing=timing, seed=args.seed,
-                 width_px=args.width, state_panel=not args.no_state, title=args.title, steps=args.steps)
+                 width_px=args.width, state_panel=not args.no_state, title=args.title, steps=args.steps,
+                 lanes=args.lanes)
     print(f"wrote {args.output} ({len(trace.steps)} steps)")
     return EXIT_OK
 
@@ -669,6 +678,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--steps", type=step_window, metavar="FIRST..LAST",
                    help="draw only these steps (inclusive, numbered from 0 as printed); the steps before and "
                         "after are one row each")
+    p.add_argument("--lanes", type=lane_names, metavar="NAME,...",
+                   help="draw only these lanes (names or patterns such as tool:*); messages to or from the others "
+                        "are left out and counted in the caption")
     p.set_defaults(run=cmd_diagram)
 
     p = sub.add_parser("report", help="write a self-contained HTML report: verdicts, counterexamples, diagrams")

@@ -1,5 +1,5 @@
-"""`steersim diagram` options for slides: a title of one's own and a window of steps; bad values are
-refused in one line."""
+"""`steersim diagram` options for slides: a title of one's own, a window of steps and a choice of lanes;
+bad values are refused in one line."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from steersim.checking.engines import check
 from steersim.checking.explorer import CheckOptions
 from steersim.cli import main
 from steersim.core.registry import get_model_spec
+from steersim.draw.lanes import keep_lanes
 from steersim.draw.layout import layout
 from steersim.traces.trace import read_trace, trace_from_path, write_trace
 
@@ -70,3 +71,31 @@ def test_a_bad_step_window_is_refused_in_one_line(trace_file: Path, tmp_path: Pa
     assert main(["diagram", str(trace_file), "-o", str(out), f"--steps={window}"]) == 2
     err = capsys.readouterr().err
     assert says in err and err.count("\n") == 1 and not out.exists()
+
+
+def test_a_lane_filter_keeps_those_lanes_and_counts_the_messages_left_out(trace_file: Path) -> None:
+    trace = read_trace(trace_file)
+    plan = layout(trace, "t")
+    assert {"model", "tool:call_0"} <= set(plan.lanes)
+    kept = keep_lanes(plan, ["user", "queue", "tool:*"])
+    assert kept.lanes == [lane for lane in plan.lanes if lane in ("user", "queue") or lane.startswith("tool:")]
+    assert all(a.source in kept.lanes and a.target in kept.lanes for a in kept.arrows)
+    assert all(s.lane in kept.lanes for s in kept.spans)
+    crossing = [a for a in plan.arrows if (a.source in kept.lanes) != (a.target in kept.lanes)]
+    assert crossing and f"{len(crossing)} messages to or from agent" in kept.title
+    assert kept.steers == plan.steers and kept.banners == plan.banners, "steers and bands belong to no lane"
+    assert keep_lanes(plan, plan.lanes) == plan
+
+
+def test_lanes_reach_the_svg(trace_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "lanes.svg"
+    assert main(["diagram", str(trace_file), "-o", str(out), "--lanes", "user,queue"]) == 0
+    svg = out.read_text()
+    assert "lanes user, queue only" in svg and "tool:call_0" not in svg.split("</metadata>")[-1]
+
+
+@pytest.mark.parametrize(("lanes", "says"), [("user,nope", "no lane 'nope'"), ("user,,queue", "lane names separated")])
+def test_bad_lanes_are_refused_in_one_line(trace_file: Path, tmp_path: Path, capsys, lanes: str, says: str) -> None:
+    assert main(["diagram", str(trace_file), "-o", str(tmp_path / "x.svg"), "--lanes", lanes]) == 2
+    err = capsys.readouterr().err
+    assert says in err and err.count("\n") == 1
