@@ -283,6 +283,8 @@ def cmd_estimate(args: argparse.Namespace) -> int:
         raise UsageError("--explain answers a violation query without --grid or --assert")
     if args.plot and not args.grid:
         raise UsageError("--plot draws a --grid sweep; add --grid NAME=V1,V2,...")
+    if args.plot_size and not args.plot:
+        raise UsageError("--plot-size sizes the --plot picture; add --plot FILE.png")
     plan = Plan(runs=args.runs or 10_000, precision=args.precision, max_runs=args.max_runs,
                 first_seed=args.first_seed, confidence=args.confidence, method=args.method)
     options = {"workers": args.workers, "dask": args.dask, "max_steps": args.max_steps, "max_time": args.max_time}
@@ -293,7 +295,7 @@ def cmd_estimate(args: argparse.Namespace) -> int:
         document = {**base.to_json(), "query": query.text, **result.to_json()}
         code = EXIT_OK if all(p.complete for p in result.points) else EXIT_INCOMPLETE
         if args.plot:
-            _save_plot(result, args.plot, base)
+            _save_plot(result, args.plot, base, args.plot_size)
     else:
         answer = estimate_setting(base, query, plan, sprt, **options)
         lines = [answer.line()] if sprt is not None else answer.lines()
@@ -318,15 +320,32 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     return code
 
 
-def _save_plot(result: Any, path: str, base: Any) -> None:
+PLOT_SIZE = (6.0, 3.5)  # inches, the default of --plot-size
+PLOT_SIZE_LIMIT = 50.0  # inches a side at most: beyond it the picture is a mistake, not a slide
+
+
+def plot_size(text: str) -> tuple[float, float]:
+    """`--plot-size WxH`: the picture's width and height in inches, each above 0 and at most 50."""
+    width, sep, height = text.lower().partition("x")
+    try:
+        size = (float(width), float(height)) if sep else None
+    except ValueError:
+        size = None
+    if size is None or not all(0 < side <= PLOT_SIZE_LIMIT for side in size):
+        raise argparse.ArgumentTypeError(f"takes WIDTHxHEIGHT in inches, each above 0 and at most "
+                                         f"{PLOT_SIZE_LIMIT:g}, e.g. 10x5.6; not {text!r}")
+    return size
+
+
+def _save_plot(result: Any, path: str, base: Any, size: tuple[float, float] | None) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6, 3.5))
+    fig, ax = plt.subplots(figsize=size or PLOT_SIZE)
     result.plot(ax)
-    ax.set_title(f"{base.model}{' --bug ' + base.bug if base.bug else ''}")
+    ax.set_title(result.title(base), fontsize="medium")
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
@@ -347,6 +366,30 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return EXIT_OK if result.ok and not result.violations else EXIT_VIOLATION
 
 
+def diagram_title(text: str) -> str:
+    """`diagram --title`: one line of text (the diagram wraps it to its width)."""
+    if not text.strip() or "\n" in text:
+        raise argparse.ArgumentTypeError(f"takes one non-empty line of text, not {text!r}")
+    return text.strip()
+
+
+def step_window(text: str) -> tuple[int, int]:
+    """`diagram --steps FIRST..LAST`: step numbers as a counterexample prints them, from 0, FIRST <= LAST."""
+    first, sep, last = text.partition("..")
+    if sep and first.strip().isdigit() and last.strip().isdigit() and int(first) <= int(last):
+        return int(first), int(last)
+    raise argparse.ArgumentTypeError(f"takes FIRST..LAST, two step numbers from 0 with FIRST <= LAST "
+                                     f"(e.g. 10..14), not {text!r}")
+
+
+def lane_names(text: str) -> list[str]:
+    """`diagram --lanes user,queue`: lane names or patterns, comma-separated (checked against the trace)."""
+    names = [name.strip() for name in text.split(",")]
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"takes lane names separated by commas (e.g. user,queue), not {text!r}")
+    return names
+
+
 def cmd_diagram(args: argparse.Namespace) -> int:
     from steersim.draw.diagram import save_diagram
     from steersim.simulate.timing import TimingProfile
@@ -361,7 +404,8 @@ def cmd_diagram(args: argparse.Namespace) -> int:
 
         model, path = report_path(report, args.property, args.trace)
         save_diagram(path, args.output, model=model, params=report.get("params") or {}, bug=report.get("bug"),
-                     timing=timing, seed=args.seed, width_px=args.width, state_panel=not args.no_state)
+                     timing=timing, seed=args.seed, width_px=args.width, state_panel=not args.no_state,
+                     title=args.title, steps=args.steps, lanes=args.lanes)
         print(f"wrote {args.output} ({len(path.steps)} steps)")
         return EXIT_OK
     if args.property is not None:
@@ -370,7 +414,8 @@ def cmd_diagram(args: argparse.Namespace) -> int:
 
     trace = read_trace(args.trace)
     save_diagram(trace, args.output, model=header_model(trace, args.trace), timing=timing, seed=args.seed,
-                 width_px=args.width, state_panel=not args.no_state)
+                 width_px=args.width, state_panel=not args.no_state, title=args.title, steps=args.steps,
+                 lanes=args.lanes)
     print(f"wrote {args.output} ({len(trace.steps)} steps)")
     return EXIT_OK
 
@@ -593,6 +638,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="estimate at each value of a parameter (Q=1,2,3) or timing field "
                         "(timing:tool.*.median=0.5,1,2), with the same seeds at each")
     p.add_argument("--plot", type=output_file, metavar="FILE.png", help="draw the --grid estimates with their band")
+    p.add_argument("--plot-size", type=plot_size, metavar="WxH",
+                   help=f"size of the --plot picture in inches (default {PLOT_SIZE[0]:g}x{PLOT_SIZE[1]:g})")
     p.add_argument("--explain", type=output_folder, metavar="DIR",
                    help="when no run violates: ask the explorer, and write its counterexample, timed, here")
     p.add_argument("--json", type=output_file, help="write the JSON report here")
@@ -626,6 +673,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--width", type=positive_int, metavar="PX", help="width of a PNG in pixels (an SVG scales freely)")
     p.add_argument("--no-state", action="store_true",
                    help="leave out the panel of state changes right of the lanes (narrower, for slides)")
+    p.add_argument("--title", type=diagram_title, help="the heading above the diagram (default: the model, the "
+                                                       "parameters that differ from its defaults and the bug)")
+    p.add_argument("--steps", type=step_window, metavar="FIRST..LAST",
+                   help="draw only these steps (inclusive, numbered from 0 as printed); the steps before and "
+                        "after are one row each")
+    p.add_argument("--lanes", type=lane_names, metavar="NAME,...",
+                   help="draw only these lanes (names or patterns such as tool:*); messages to or from the others "
+                        "are left out and counted in the caption")
     p.set_defaults(run=cmd_diagram)
 
     p = sub.add_parser("report", help="write a self-contained HTML report: verdicts, counterexamples, diagrams")

@@ -12,9 +12,26 @@ import sys
 import tempfile
 import traceback
 from collections.abc import Sequence
-from importlib.metadata import PackageNotFoundError, version
+from importlib.metadata import PackageNotFoundError, metadata, version
 
-REPORT_AT = "the steersim issue tracker"
+ISSUES_LABEL = "Issues"  # the [project.urls] entry of pyproject.toml that names the issue tracker
+
+
+def issue_tracker() -> str:
+    """Where to report a crash: the installed metadata's `Issues` URL, so that pyproject.toml is the one
+    place that defines it (a source tree run without installing says so in words)."""
+    try:
+        urls = metadata("steersim").get_all("Project-URL") or []
+    except PackageNotFoundError:
+        urls = []
+    for entry in urls:
+        label, _, url = entry.partition(",")
+        if label.strip() == ISSUES_LABEL and url.strip():
+            return url.strip()
+    return "the steersim issue tracker"
+
+
+REPORT_AT = issue_tracker()
 MESSAGE_LIMIT = 300  # characters of the exception's message on the one line
 
 

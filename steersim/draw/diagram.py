@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import textwrap
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path as FilePath
 from typing import Any
 
@@ -27,6 +27,7 @@ from matplotlib.patches import FancyArrowPatch, Rectangle
 from steersim.core.model import Event, Model
 from steersim.core.paths import Path
 from steersim.core.registry import get_model_spec
+from steersim.draw.lanes import keep_lanes
 from steersim.draw.layout import Arrow, Layout, SteerLife, layout
 from steersim.draw.style import COLORS, inline_svg, new_figure, save_figure
 from steersim.errors import UsageError
@@ -84,29 +85,40 @@ def timed_trace(source: Trace | Path, model: Model | None = None, params: Mappin
 
 def timing_diagram(source: Trace | Path, model: Model | None = None, *, params: Mapping[str, Any] | None = None,
                    bug: str | None = None, timing: TimingProfile | None = None, seed: int = 0,
-                   title: str | None = None, state_panel: bool = True) -> Figure:
+                   title: str | None = None, state_panel: bool = True, steps: tuple[int, int] | None = None,
+                   lanes: Sequence[str] | None = None) -> Figure:
     """The timing diagram of a trace or of an explorer path, as a matplotlib Figure (a notebook shows it
-    as it is; `save_diagram` writes it)."""
-    return _diagram(source, model, params, bug, timing, seed, title, state_panel)[0]
+    as it is; `save_diagram` writes it). `steps`: only steps first..last, inclusive, numbered from 0;
+    `lanes`: only these lanes (names or patterns, see `steersim.draw.lanes`)."""
+    return _diagram(source, model, params, bug, timing, seed, title, state_panel, steps, lanes)[0]
 
 
 def _diagram(source: Trace | Path, model: Model | None = None, params: Mapping[str, Any] | None = None,
              bug: str | None = None, timing: TimingProfile | None = None, seed: int = 0, title: str | None = None,
-             state_panel: bool = True) -> tuple[Figure, Trace]:
+             state_panel: bool = True, steps: tuple[int, int] | None = None,
+             lanes: Sequence[str] | None = None) -> tuple[Figure, Trace]:
     """The figure and the timed trace it draws (whose header the file's metadata describes)."""
     trace, provenance = timed_trace(source, model, params, bug, timing, seed)
     loop_start = source.loop_start if isinstance(source, Path) else None
-    return draw_trace(trace, title, provenance, loop_start, model, state_panel), trace
+    return draw_trace(trace, title, provenance, loop_start, model, state_panel, steps, lanes), trace
 
 
 def draw_trace(trace: Trace, title: str | None = None, note: str = "", loop_start: int | None = None,
-               model: Model | None = None, state_panel: bool = True) -> Figure:
+               model: Model | None = None, state_panel: bool = True, steps: tuple[int, int] | None = None,
+               lanes: Sequence[str] | None = None) -> Figure:
     """The timing diagram of `trace` as it is (timed or not); `note` follows the title. The model (by
     default the installed one the trace names) tells which event carried which fact. `state_panel`: a
-    column right of the lanes with what each step changed in the state (when the trace has views)."""
+    column right of the lanes with what each step changed in the state (when the trace has views).
+    `steps` (first, last): draw only those steps, the rest as one row before and one after. `lanes`: draw
+    only these lanes (`steersim.draw.lanes`)."""
+    if steps is not None and not 0 <= steps[0] <= steps[1] < len(trace.steps):
+        raise UsageError(f"steps {steps[0]}..{steps[1]}: the trace has steps 0..{len(trace.steps) - 1}; "
+                         "give a window inside them")
     heading = title or default_title(trace)
     origins = fact_origins(trace, model or _model_of(trace))
-    plan = layout(trace, f"{heading}  ·  {note}" if note else heading, loop_start, origins)
+    plan = layout(trace, f"{heading}  ·  {note}" if note else heading, loop_start, origins, steps)
+    if lanes:
+        plan = keep_lanes(plan, lanes)
     return render(plan, len(trace.steps), state_panel)
 
 

@@ -245,12 +245,18 @@ def causes(trace: Trace) -> dict[int, list[Mapping[str, Any]]]:
     return out
 
 
-def choose_shown(trace: Trace) -> list[tuple[str, int, int]]:
+def choose_shown(trace: Trace, window: tuple[int, int] | None = None) -> list[tuple[str, int, int]]:
     """The plan of rows: ("step", i, i) for a drawn step, ("collapse", a, b) or ("cut", a, b) for a
-    stretch of steps a..b drawn as one row."""
+    stretch of steps a..b drawn as one row. A `window` (first, last), for a slide, draws exactly those
+    steps, each in full, and the steps before and after it as one cut row each, so that what happened
+    outside it is still named."""
     steps = trace.steps
     count = len(steps)
     plan: list[tuple[str, int, int]] = []
+    if window is not None:
+        first, last = window
+        return ([("cut", 0, first - 1)] if first > 0 else []) + [("step", i, i) for i in range(first, last + 1)] + \
+            ([("cut", last + 1, count - 1)] if last < count - 1 else [])
     if count <= COLLAPSE_ABOVE:
         return [("step", i, i) for i in range(count)]
     keep = [False] * count
@@ -366,13 +372,14 @@ class _Rows:
 
 
 def layout(trace: Trace, title: str = "", loop_start: int | None = None,
-           fact_events: Sequence[Sequence[int] | None] | None = None) -> Layout:
+           fact_events: Sequence[Sequence[int] | None] | None = None, window: tuple[int, int] | None = None) -> Layout:
     """Place every step, message, span, steer mark and violation of `trace`. `fact_events[i][j]` is the
     position of the event of step i that carried its fact j (from the model, see `steersim.draw.diagram`); steps
-    without it are guessed from the events' payloads."""
+    without it are guessed from the events' payloads. `window`: draw only steps first..last (see
+    `choose_shown`)."""
     caused = causes(trace)
     rows = _Rows(_time_scale(trace), loop_start, caused)
-    for kind, first, last in choose_shown(trace):
+    for kind, first, last in choose_shown(trace, window):
         chunk = trace.steps[first : last + 1]
         compressed = rows.advance_to(chunk[0].t)
         if kind == "step":

@@ -10,9 +10,12 @@ names, or a kind of its own), and every point runs the same seeds: common random
 
 from __future__ import annotations
 
+import math
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
+from itertools import pairwise
 from typing import Any
 
 from steersim.core.product import Product
@@ -178,10 +181,33 @@ class GridResult:
             ax.set_xticks(xs, [str(v) for v in values])
         elif all(isinstance(v, int) for v in values):
             ax.set_xticks(xs)
+        if numeric and is_geometric(values):
+            ax.set_xscale("log")  # points a constant ratio apart sit evenly spaced, not crowded at the left
+            ax.set_xticks(xs, [str(v) for v in values])
+            ax.minorticks_off()
         ax.set_xlabel(self.axis.name)
         ax.set_ylabel(name)
         ax.legend()
         return ax
+
+    def title(self, base: Setting) -> str:
+        """What the plot shows, for a slide that stands alone: the model, its parameters (the swept one
+        aside), the bug variant, the query and the runs at each point."""
+        params = ", ".join(f"{k}={v}" for k, v in base.params.items() if k != self.axis.name)
+        runs = sorted({p.runs for p in self.points})
+        run_text = f"{runs[0]:,}" if len(runs) == 1 else f"{runs[0]:,}-{runs[-1]:,}"
+        head = f"{base.model}{' --bug ' + base.bug if base.bug else ''}: {self.points[0].query.text}, " \
+               f"{run_text} runs per point"
+        return "\n".join([head, *textwrap.wrap(params, 90)])
+
+
+def is_geometric(values: Sequence[float]) -> bool:
+    """Three or more positive values with one ratio between neighbours (0.05, 0.2, 0.8, 3.2): a sweep over
+    orders of magnitude, drawn on a log axis. Two values say nothing about the spacing."""
+    if len(values) < 3 or any(v <= 0 for v in values):
+        return False
+    ratios = [b / a for a, b in pairwise(values)]
+    return ratios[0] != 1 and all(math.isclose(r, ratios[0], rel_tol=1e-6) for r in ratios)
 
 
 def _number(value: float | None) -> str:
