@@ -30,6 +30,10 @@ def default_match(expected: Event, observed: Event) -> bool:
     return all(data[key] == value for key, value in observed.data.items() if key in data)
 
 
+class ValidationCut(RuntimeError):
+    """The search met its bound of configurations before it could decide: no verdict either way."""
+
+
 @dataclass(frozen=True)
 class Divergence:
     """The observation left the model at `position`: `observed` is the first unexplained event,
@@ -80,7 +84,7 @@ def validate(
                            key=lambda node: (fingerprint(node[0]), node[1]), visitor=explainer,
                            max_states=max_configurations, paths=True)
     if search.cut is not None:
-        raise RuntimeError(f"trace validation needed more than {max_configurations:,} configurations")
+        raise ValidationCut(f"trace validation needed more than {max_configurations:,} configurations")
     if explainer.explained is not None:
         return Validation(True, search.path(explainer.explained), None, search.states)
     (pstate, position), best = explainer.best
