@@ -149,3 +149,12 @@ def test_a_reordered_history_in_a_simulated_run_is_flagged_at_the_first_moved_re
     # the moved record is named, though the model step that writes it also writes the record before it
     assert report["logs"][0]["finding"]["line"] == first + 1
     assert report["logs"][0]["finding"]["record"] == json.dumps(facts[first])
+
+
+def test_a_log_cut_off_inside_a_step_that_writes_two_records_is_explained(user_dir: Path) -> None:
+    # the model's user.steer writes steer.submitted and steer.accepted together; the log stops between them
+    accepted = {"fact": "steer.accepted", "id": "s1"}
+    log = write_log(user_dir / "app.log", [submitted("s1"), accepted, submitted("s2")])
+    assert main(["validate", "drop_oldest.py:SPEC", log]) == EXIT_OK
+    wrong = write_log(user_dir / "wrong.log", [submitted("s1"), accepted, submitted("s3")])
+    assert main(["validate", "drop_oldest.py:SPEC", wrong]) == EXIT_VIOLATION

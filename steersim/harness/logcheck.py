@@ -100,7 +100,7 @@ def check_log(model: Model | ModelBase, file: str, records: Sequence[Record], pr
     view = ObservedView(model, projection, {r.event.name for r in records})
     observed = [r.event for r in records]
     try:
-        result = validate(view, observed, max_configurations=max_states)
+        result = validate(view, observed, max_configurations=max_states, open_end=True)
     except ValidationCut:
         return LogVerdict(file, "cut", len(records), max_states, message=(
             f"{file}: undecided: the search met --max-states {max_states:,} configurations before explaining the "
