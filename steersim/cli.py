@@ -444,8 +444,9 @@ def cmd_explore(args: argparse.Namespace) -> int:
 def cmd_validate(args: argparse.Namespace) -> int:
     from steersim.harness.logcheck import run_validate
 
-    _, _, model = _build(args)
-    return run_validate(model, args.model, args.logs, args.format, args.max_states, args.json)
+    _, params, model = _build(args)
+    return run_validate(model, args.model, params, args.bug, args.logs, args.format, args.max_states, args.json,
+                        args.workers)
 
 
 def _delegate(group: str) -> Callable[[argparse.Namespace], int]:
@@ -597,9 +598,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("logs", nargs="+", metavar="LOG", help="recorded log files")
     p.add_argument("--format", default="facts", help="log format: facts (the core facts, default) or events "
                    "(the model's own events)")
-    p.add_argument("--max-states", type=non_negative_int, default=1_000_000,
+    p.add_argument("--max-states", type=positive_int, default=1_000_000,
                    help="configurations searched per log at most (exit 3 when met)")
     p.add_argument("--json", help="write a JSON report: per log its verdict, records read and the finding")
+    p.add_argument("--workers", type=positive_int, default=1, help="judge the logs in N processes (same report)")
     p.set_defaults(run=cmd_validate)
 
     for name, group, what in (("conform", "steersim.conform", "check a real implementation against its model"),

@@ -158,3 +158,13 @@ def test_a_log_cut_off_inside_a_step_that_writes_two_records_is_explained(user_d
     assert main(["validate", "drop_oldest.py:SPEC", log]) == EXIT_OK
     wrong = write_log(user_dir / "wrong.log", [submitted("s1"), accepted, submitted("s3")])
     assert main(["validate", "drop_oldest.py:SPEC", wrong]) == EXIT_VIOLATION
+
+
+def test_many_logs_on_workers_give_the_report_of_one_process(user_dir: Path) -> None:
+    logs = [write_log(user_dir / "a.log", [submitted("s1"), started("t1")]),
+            write_log(user_dir / "b.log", [submitted("s1"), started("t1"), started("t2")]),
+            write_log(user_dir / "c.log", [submitted("s1"), submitted("s2")])]
+    one = validate_json(user_dir, "drop_oldest.py:SPEC", *logs)
+    two = validate_json(user_dir, "drop_oldest.py:SPEC", *logs, "--workers", "2")
+    assert one == two and one[0] == EXIT_VIOLATION
+    assert [entry["verdict"] for entry in one[1]["logs"]] == ["explained", "finding", "explained"]

@@ -175,15 +175,42 @@ def write_json(path: str, model: str, fmt: LogFormat, verdicts: Sequence[LogVerd
         raise UsageError(f"--json {path}: cannot write the report ({failed.strerror}); give a writable path") from None
 
 
-def run_validate(model: Model | ModelBase, model_ref: str, files: Sequence[str], format_name: str, max_states: int,
-                 json_path: str | None) -> int:
-    """The command: one line per log, the JSON report if asked, and the exit code."""
+def run_validate(model: Model | ModelBase, model_ref: str, params: Mapping[str, Any], bug: str | None,
+                 files: Sequence[str], format_name: str, max_states: int, json_path: str | None,
+                 workers: int = 1) -> int:
+    """The command: one line per log, the JSON report if asked, and the exit code. With `workers` > 1
+    the logs are judged in a process pool, each worker building the model once from its reference;
+    verdicts come back in the order of the logs, so the report is the one a single process writes."""
     from steersim.harness.logs import log_format
 
     fmt = log_format(format_name)
-    verdicts = validate_logs(model, files, fmt, max_states)
+    if workers > 1 and len(files) > 1:
+        verdicts = _in_workers(model_ref, params, bug, files, fmt, max_states, workers)
+    else:
+        verdicts = validate_logs(model, files, fmt, max_states)
     for verdict in verdicts:
         print(verdict.line())
     if json_path:
         write_json(json_path, model_ref, fmt, verdicts)
     return exit_code(verdicts)
+
+
+def _in_workers(model_ref: str, params: Mapping[str, Any], bug: str | None, files: Sequence[str], fmt: LogFormat,
+                max_states: int, workers: int) -> list[LogVerdict]:
+    from functools import partial
+
+    from steersim.interrupts import worker_pool
+
+    judge = partial(_judge_file, model_ref, tuple(sorted(params.items())), bug, fmt.name, max_states)
+    with worker_pool(min(workers, len(files))) as pool:
+        return list(pool.imap(judge, files))
+
+
+def _judge_file(model_ref: str, params: tuple[tuple[str, Any], ...], bug: str | None, format_name: str,
+                max_states: int, file: str) -> LogVerdict:
+    """One log, in a worker: the model is built once per process (`built_model` caches it)."""
+    from steersim.harness.logs import log_format
+    from steersim.simulate.executors import built_model
+
+    fmt = log_format(format_name)
+    return check_log(built_model(model_ref, params, bug), file, read_log(file, fmt), fmt.projection, max_states)
