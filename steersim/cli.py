@@ -446,7 +446,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     _, params, model = _build(args)
     return run_validate(model, args.model, params, args.bug, args.logs, args.format, args.max_states, args.json,
-                        args.workers)
+                        args.workers, args.dask)
 
 
 def _delegate(group: str) -> Callable[[argparse.Namespace], int]:
@@ -602,6 +602,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="configurations searched per log at most (exit 3 when met)")
     p.add_argument("--json", help="write a JSON report: per log its verdict, records read and the finding")
     p.add_argument("--workers", type=positive_int, default=1, help="judge the logs in N processes (same report)")
+    p.add_argument("--dask", metavar="ADDRESS", help="judge the logs on a Dask cluster: tcp://HOST:PORT or local")
     p.set_defaults(run=cmd_validate)
 
     for name, group, what in (("conform", "steersim.conform", "check a real implementation against its model"),

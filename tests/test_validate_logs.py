@@ -168,3 +168,20 @@ def test_many_logs_on_workers_give_the_report_of_one_process(user_dir: Path) -> 
     two = validate_json(user_dir, "drop_oldest.py:SPEC", *logs, "--workers", "2")
     assert one == two and one[0] == EXIT_VIOLATION
     assert [entry["verdict"] for entry in one[1]["logs"]] == ["explained", "finding", "explained"]
+
+
+@pytest.mark.slow
+def test_many_logs_on_a_local_dask_cluster_give_the_report_of_one_process(user_dir: Path) -> None:
+    pytest.importorskip("dask.distributed")
+    logs = [write_log(user_dir / "a.log", [submitted("s1"), started("t1")]),
+            write_log(user_dir / "b.log", [submitted("s1"), started("t1"), started("t2")])]
+    one = validate_json(user_dir, "drop_oldest.py:SPEC", *logs)
+    assert validate_json(user_dir, "drop_oldest.py:SPEC", *logs, "--dask", "local") == one
+
+
+def test_a_bad_log_on_workers_is_one_line_of_bad_input(user_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    good = write_log(user_dir / "good.log", [submitted("s1")])
+    (user_dir / "bad.log").write_text("not json\n")
+    assert main(["validate", "drop_oldest.py:SPEC", good, "bad.log", "--workers", "2"]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.startswith("steersim: error: bad.log:1: not JSON") and err.count("\n") == 1

@@ -12,7 +12,7 @@ explained by the prefix of a run: an unknown outcome is not a violation.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -177,14 +177,18 @@ def write_json(path: str, model: str, fmt: LogFormat, verdicts: Sequence[LogVerd
 
 def run_validate(model: Model | ModelBase, model_ref: str, params: Mapping[str, Any], bug: str | None,
                  files: Sequence[str], format_name: str, max_states: int, json_path: str | None,
-                 workers: int = 1) -> int:
+                 workers: int = 1, dask: str | None = None) -> int:
     """The command: one line per log, the JSON report if asked, and the exit code. With `workers` > 1
-    the logs are judged in a process pool, each worker building the model once from its reference;
-    verdicts come back in the order of the logs, so the report is the one a single process writes."""
+    the logs are judged in a process pool, with `dask` on a Dask cluster (which reads the logs on its
+    workers: a remote one needs them at the same paths); each worker builds the model once from its
+    reference, and verdicts come back in the order of the logs, so the report is the one a single
+    process writes."""
     from steersim.harness.logs import log_format
 
     fmt = log_format(format_name)
-    if workers > 1 and len(files) > 1:
+    if dask is not None:
+        verdicts = _on_dask(dask, model_ref, params, bug, files, fmt, max_states)
+    elif workers > 1 and len(files) > 1:
         verdicts = _in_workers(model_ref, params, bug, files, fmt, max_states, workers)
     else:
         verdicts = validate_logs(model, files, fmt, max_states)
@@ -203,14 +207,44 @@ def _in_workers(model_ref: str, params: Mapping[str, Any], bug: str | None, file
 
     judge = partial(_judge_file, model_ref, tuple(sorted(params.items())), bug, fmt.name, max_states)
     with worker_pool(min(workers, len(files))) as pool:
-        return list(pool.imap(judge, files))
+        return _raised(pool.imap(judge, files))
+
+
+def _on_dask(address: str, model_ref: str, params: Mapping[str, Any], bug: str | None, files: Sequence[str],
+             fmt: LogFormat, max_states: int) -> list[LogVerdict]:
+    from functools import partial
+
+    from steersim.simulate.executors import dask_client
+
+    judge = partial(_judge_file, model_ref, tuple(sorted(params.items())), bug, fmt.name, max_states)
+    client, cluster = dask_client(address)
+    try:
+        return _raised(client.gather(client.map(judge, list(files), pure=False)))
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
 
 
 def _judge_file(model_ref: str, params: tuple[tuple[str, Any], ...], bug: str | None, format_name: str,
-                max_states: int, file: str) -> LogVerdict:
-    """One log, in a worker: the model is built once per process (`built_model` caches it)."""
+                max_states: int, file: str) -> LogVerdict | UsageError:
+    """One log, in a worker: the model is built once per process (`built_model` caches it). Bad input is
+    handed back, not raised, so that the worker logs no traceback and the parent says it in one line."""
     from steersim.harness.logs import log_format
     from steersim.simulate.executors import built_model
 
     fmt = log_format(format_name)
-    return check_log(built_model(model_ref, params, bug), file, read_log(file, fmt), fmt.projection, max_states)
+    try:
+        return check_log(built_model(model_ref, params, bug), file, read_log(file, fmt), fmt.projection, max_states)
+    except UsageError as bad:
+        return bad
+
+
+def _raised(results: Iterable[LogVerdict | UsageError]) -> list[LogVerdict]:
+    """The verdicts in the order of the logs; the first bad input among them, raised."""
+    verdicts = []
+    for result in results:
+        if isinstance(result, UsageError):
+            raise result
+        verdicts.append(result)
+    return verdicts
