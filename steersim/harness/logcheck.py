@@ -38,9 +38,10 @@ class ObservedView(AdaptedModel):
         super().__init__(inner)
         self.kinds = frozenset(kinds)
         self.projection = projection
-        for hook in ("step_facts", "successor_facts", "match_event", "symmetry", "vector_kernel", "judge_recorded",
-                     "is_local"):
-            setattr(self, hook, None)  # each speaks of the model's own events or states; the view has neither
+        for hook in ("step_facts", "successor_facts", "symmetry", "vector_kernel", "judge_recorded", "is_local"):
+            setattr(self, hook, None)  # each speaks of the model's steps or states as a whole; the view hides some
+        if projection != "native":  # native records are the model's own events, which its own matcher reads
+            self.match_event = None
         self._inner_step = as_stepper(inner)
         self.step = self._observed_step  # type: ignore[method-assign]
 
@@ -53,6 +54,8 @@ class ObservedView(AdaptedModel):
 
     def _shown(self, events: Sequence[Event]) -> list[Event]:
         kinds = self.kinds
+        if self.projection == "native":
+            return [e for e in events if e.name in kinds]
         if self.projection == "events":
             return [observed_event(e.name, dict(e.data)) for e in events if e.name in kinds]
         inner_facts = self.inner.facts
@@ -118,7 +121,8 @@ def _finding(view: ObservedView, model: Model | ModelBase, file: str, records: S
     steps = steps_with_events(product, pstate, budget=OFFER_BUDGET)
     observed = [r.event for r in records[divergence.position:]]
     # a step that records several events is atomic: name the first record no offered step reaches
-    reached = max((_prefix_matched(t.events, observed) for t in steps), default=0)
+    match = view.match_event or default_match
+    reached = max((_prefix_matched(t.events, observed, match) for t in steps), default=0)
     explained = min(divergence.position + reached, len(records) - 1)
     record = records[explained]
     state = pstate[0]
@@ -136,11 +140,11 @@ def _finding(view: ObservedView, model: Model | ModelBase, file: str, records: S
     return LogVerdict(file, "finding", len(records), configurations, finding, message)
 
 
-def _prefix_matched(events: Sequence[Event], observed: Sequence[Event]) -> int:
+def _prefix_matched(events: Sequence[Event], observed: Sequence[Event], match: Any) -> int:
     """How many of `events` match the observed records in order from the first."""
     matched = 0
     for event, record in zip(events, observed, strict=False):
-        if not default_match(event, record):
+        if not match(event, record):
             break
         matched += 1
     return matched

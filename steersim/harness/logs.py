@@ -8,6 +8,7 @@ free (see `steersim.harness.logcheck`).
 
 from __future__ import annotations
 
+import importlib
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -44,7 +45,8 @@ class Record:
 class LogFormat:
     """A reader and what it reads. `projection` names how a model's events become comparable with the
     records: "facts" compares the common facts of each event (`model.facts`), "events" the model's own
-    events by name and fields."""
+    events by name and fields, "native" the model's own events whole (source and target too), with the
+    model's own `match_event` (a system's reader builds them as the model does)."""
 
     name: str
     doc: str
@@ -85,11 +87,20 @@ FORMATS: dict[str, LogFormat] = {
 }
 
 
+SYSTEM_FORMATS: dict[str, str] = {
+    "openai-ws-frames": "steersim.models.openai_ws.harness.framelog:FRAME_LOG",
+}
+"""The readers of real systems' own logs, in their systems' harness packages, imported when asked for."""
+
+
 def log_format(name: str) -> LogFormat:
-    try:
+    if name in FORMATS:
         return FORMATS[name]
-    except KeyError:
-        raise UsageError(f"--format {name}: unknown log format; known formats: {', '.join(sorted(FORMATS))}") from None
+    if name in SYSTEM_FORMATS:
+        module, _, attribute = SYSTEM_FORMATS[name].partition(":")
+        return getattr(importlib.import_module(module), attribute)
+    known = ", ".join(sorted([*FORMATS, *SYSTEM_FORMATS]))
+    raise UsageError(f"--format {name}: unknown log format; known formats: {known}")
 
 
 def read_log(path: str, fmt: LogFormat) -> list[Record]:
