@@ -510,6 +510,14 @@ def cmd_explore(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_validate(args: argparse.Namespace) -> int:
+    from steersim.harness.logcheck import run_validate
+
+    _, params, model = _build(args)
+    return run_validate(model, args.model, params, args.bug, args.logs, args.format, args.max_states, args.json,
+                        args.workers, args.dask)
+
+
 def _delegate(group: str) -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
         from steersim.core.registry import plugin
@@ -694,6 +702,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trace", help="start at the end of this trace of the model")
     p.add_argument("--port", type=non_negative_int, default=8770, help="port on 127.0.0.1 (0: any free port)")
     p.set_defaults(run=cmd_explore)
+
+    p = sub.add_parser("validate", help="judge recorded logs: is each one a behaviour the model allows?")
+    _model_args(p)
+    p.add_argument("logs", nargs="+", metavar="LOG", help="recorded log files")
+    p.add_argument("--format", default="facts", help="log format: facts (the core facts, default) or events "
+                   "(the model's own events)")
+    p.add_argument("--max-states", type=positive_int, default=1_000_000,
+                   help="configurations searched per log at most (exit 3 when met)")
+    p.add_argument("--json", help="write a JSON report: per log its verdict, records read and the finding")
+    p.add_argument("--workers", type=positive_int, default=1, help="judge the logs in N processes (same report)")
+    p.add_argument("--dask", metavar="ADDRESS", help="judge the logs on a Dask cluster: tcp://HOST:PORT or local")
+    p.set_defaults(run=cmd_validate)
 
     for name, group, what in (("conform", "steersim.conform", "check a real implementation against its model"),
                               ("serve", "steersim.serve", "serve a protocol as its model decides")):

@@ -30,6 +30,10 @@ def default_match(expected: Event, observed: Event) -> bool:
     return all(data[key] == value for key, value in observed.data.items() if key in data)
 
 
+class ValidationCut(RuntimeError):
+    """The search met its bound of configurations before it could decide: no verdict either way."""
+
+
 @dataclass(frozen=True)
 class Divergence:
     """The observation left the model at `position`: `observed` is the first unexplained event,
@@ -60,9 +64,12 @@ def validate(
     match: Callable[[Event, Event], bool] | None = None,
     require_quiescent: bool = False,
     max_configurations: int = 1_000_000,
+    open_end: bool = False,
 ) -> Validation:
     """Breadth-first over (product state, events explained): the first full explanation is a shortest
-    one. With `require_quiescent` the explaining run must also end where the model can do nothing.
+    one. With `require_quiescent` the explaining run must also end where the model can do nothing. With
+    `open_end` the observation may stop inside a step that emits several events (a log cut off after
+    some of them were written): its last events need only be a prefix of that step's.
     `match` defaults to the model's own `match_event`, if it has one, else `default_match`."""
     product = Product(model)
     match = match or product.model.match_event or default_match
@@ -71,7 +78,7 @@ def validate(
         pstate, position = node
         edges = []
         for transition in product.successors(pstate):
-            advanced = _advance(transition.events, observed, position, match)
+            advanced = _advance(transition.events, observed, position, match, open_end)
             edges.append((transition, None if advanced is None else (transition.target, advanced)))
         return edges
 
@@ -80,7 +87,7 @@ def validate(
                            key=lambda node: (fingerprint(node[0]), node[1]), visitor=explainer,
                            max_states=max_configurations, paths=True)
     if search.cut is not None:
-        raise RuntimeError(f"trace validation needed more than {max_configurations:,} configurations")
+        raise ValidationCut(f"trace validation needed more than {max_configurations:,} configurations")
     if explainer.explained is not None:
         return Validation(True, search.path(explainer.explained), None, search.states)
     (pstate, position), best = explainer.best
@@ -136,9 +143,11 @@ class _Offered(Visitor[PState, int, Transition]):
 
 
 def _advance(events: Sequence[Event], observed: Sequence[Event], position: int,
-             match: Callable[[Event, Event], bool]) -> int | None:
+             match: Callable[[Event, Event], bool], open_end: bool = False) -> int | None:
     if position + len(events) > len(observed):
-        return None
+        if not open_end or position == len(observed):
+            return None
+        events = events[:len(observed) - position]
     for offset, event in enumerate(events):
         if not match(event, observed[position + offset]):
             return None
