@@ -58,11 +58,13 @@ TARGETS: dict[str, tuple[str, ...]] = {
     "foundry": ("steersim/models/foundry/model.py", "steersim/models/foundry/facts.py"),
     "openclaw": ("steersim/models/openclaw/model.py", "steersim/models/openclaw/agent_core.py",
                  "steersim/models/openclaw/gateway.py", "steersim/models/openclaw/codex.py"),
+    "codex": ("steersim/models/codex/model.py", "steersim/models/codex/facts.py"),
+    "langgraph": ("steersim/models/langgraph/model.py", "steersim/models/langgraph/facts.py"),
 }
 ENGINES = {"teaching": "generic"}
 # Not transition code: the properties judge the model, and the rest are hooks the matrix never runs.
 SKIPPED_FUNCTIONS = frozenset(("properties", "behaviour_guards", "default_timing", "vector_kernel", "is_local",
-                               "match_event", "symmetry", "monitors"))
+                               "match_event", "symmetry", "monitors", "kinds_not_enabled"))
 SWAPPED_COMPARISONS = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq,
                        ast.NotEq: ast.Eq, ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot,
                        ast.IsNot: ast.Is}
