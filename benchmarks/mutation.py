@@ -20,6 +20,14 @@ score.
 
 Columns: model, mutants, killed (of which by a model error or the timeout), equivalent, survived, and
 the score killed / (mutants - equivalent). The survivors follow, one line each.
+
+`--by default` scores the default check instead (`steersim check MODEL` at the model's defaults, which
+kills a mutant when it does not pass: a violation, an unreached property, a model error or the timeout),
+`--by both` scores each mutant by both, so the two columns show what a user's first check catches
+against the whole matrix. `--seeds 0,7` scores several samples in one run (one row per seed), so a
+fresh sample's score is reported beside seed 0's.
+
+    python benchmarks/mutation.py --models codex --mutants 10 --seeds 0,7 --by both
 """
 
 from __future__ import annotations
@@ -50,11 +58,13 @@ TARGETS: dict[str, tuple[str, ...]] = {
     "foundry": ("steersim/models/foundry/model.py", "steersim/models/foundry/facts.py"),
     "openclaw": ("steersim/models/openclaw/model.py", "steersim/models/openclaw/agent_core.py",
                  "steersim/models/openclaw/gateway.py", "steersim/models/openclaw/codex.py"),
+    "codex": ("steersim/models/codex/model.py", "steersim/models/codex/facts.py"),
+    "langgraph": ("steersim/models/langgraph/model.py", "steersim/models/langgraph/facts.py"),
 }
 ENGINES = {"teaching": "generic"}
 # Not transition code: the properties judge the model, and the rest are hooks the matrix never runs.
 SKIPPED_FUNCTIONS = frozenset(("properties", "behaviour_guards", "default_timing", "vector_kernel", "is_local",
-                               "match_event", "symmetry", "monitors"))
+                               "match_event", "symmetry", "monitors", "kinds_not_enabled"))
 SWAPPED_COMPARISONS = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq,
                        ast.NotEq: ast.Eq, ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot,
                        ast.IsNot: ast.Is}
@@ -210,6 +220,25 @@ def load_equivalents() -> dict[str, str]:
 
 
 # ---------------------------------------------------------------------- one mutant, in a subprocess
+def check_default(model: str) -> dict[str, object]:
+    """Run the model's default check in this process (what `steersim check MODEL` runs): a mutant it
+    does not pass is killed."""
+    from steersim.checking.engines import check
+    from steersim.checking.explorer import CheckOptions
+    from steersim.core.registry import get_model_spec
+    from steersim.errors import UsageError
+
+    spec = get_model_spec(model)
+    try:
+        result = check(spec.build(spec.resolve({}, None), None), CheckOptions(engine=ENGINES.get(model, "auto")))
+    except UsageError as error:
+        return {"killed": True, "by": "error", "case": "default", "detail": str(error).splitlines()[0][:160]}
+    broken = [p.name for p in result.properties if p.status in ("violated", "unreached")]
+    if result.status != "ok" or broken:
+        return {"killed": True, "by": "check", "case": "default", "detail": ", ".join(broken) or result.status}
+    return {"killed": False, "cases": 1}
+
+
 def check_matrix(model: str, config: Path) -> dict[str, object]:
     """Run the model's matrix cases of `config` in this process (the mutated copy comes first on the path);
     stop at the first failing case. Correct-model cases run first: they are the cheap kills."""
@@ -239,8 +268,10 @@ def check_matrix(model: str, config: Path) -> dict[str, object]:
     return {"killed": False, "cases": len(cases)}
 
 
-def run_mutant(mutant: Mutant | None, model: str, timeout: float, workdir: Path) -> dict[str, object]:
-    """Check one mutant (None: the unmutated copy) in a subprocess against a copy of steersim/."""
+def run_mutant(mutant: Mutant | None, model: str, timeout: float, workdir: Path, by: str = "matrix"
+               ) -> dict[str, object]:
+    """Check one mutant (None: the unmutated copy) in a subprocess against a copy of steersim/, by the
+    matrix or by the default check (`by`)."""
     target = workdir / "steersim"
     if target.exists():
         shutil.rmtree(target)
@@ -252,7 +283,7 @@ def run_mutant(mutant: Mutant | None, model: str, timeout: float, workdir: Path)
         (workdir / mutant.path).write_text(mutated_source(mutant))
     env = {**os.environ, "PYTHONPATH": f"{workdir}{os.pathsep}{ROOT}", "PYTHONDONTWRITEBYTECODE": "1"}
     command = [sys.executable, str(ROOT / "benchmarks" / "mutation.py"), "--check-one", model, "--expect-root",
-               str(workdir), "--config", str(workdir / "matrix.toml")]
+               str(workdir), "--config", str(workdir / "matrix.toml"), "--by", by]
     started = time.monotonic()
     try:
         done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout, cwd=workdir)
@@ -268,42 +299,43 @@ def run_mutant(mutant: Mutant | None, model: str, timeout: float, workdir: Path)
 
 # ---------------------------------------------------------------------- the table
 def score(model: str, mutants: Sequence[Mutant], config: Path, timeout: float | None, equivalents: dict[str, str],
-          echo: bool) -> tuple[list[str], list[str]]:
-    """The model's table row and its survivor lines. Without a `timeout`, a mutant may take five times
-    as long as the unmutated model, and ten seconds more."""
+          echo: bool, by: str = "matrix", seed: int = 0) -> tuple[list[str], list[str]]:
+    """The model's table row and its survivor lines, for the sample of `seed` judged `by` the matrix or
+    the default check. Without a `timeout`, a mutant may take five times as long as the unmutated run,
+    and ten seconds more."""
     killed = by_other = equivalent = 0
     survivors = []
     with tempfile.TemporaryDirectory(prefix="steersim-mutation-") as tmp:
         workdir = Path(tmp)
         shutil.copyfile(config, workdir / "matrix.toml")  # the matrix as it was when the run began
-        baseline = run_mutant(None, model, 3600.0, workdir)
+        baseline = run_mutant(None, model, 3600.0, workdir, by)
         if baseline.get("killed"):
-            raise SystemExit(f"the unmutated {model} model fails its own matrix: {baseline}")
+            raise SystemExit(f"the unmutated {model} model fails its own {by} check: {baseline}")
         if timeout is None:
             timeout = 5 * float(baseline["seconds"]) + 10  # type: ignore[arg-type]
         for mutant in mutants:
             if mutant.id in equivalents:
                 equivalent += 1
                 continue
-            outcome = run_mutant(mutant, model, timeout, workdir)
+            outcome = run_mutant(mutant, model, timeout, workdir, by)
             if echo:
-                print(f"  {model} {mutant.id} (line {mutant.line}): "
+                print(f"  {model} seed {seed} {by} {mutant.id} (line {mutant.line}): "
                       f"{'killed by ' + str(outcome['by']) if outcome['killed'] else 'SURVIVED'} "
                       f"({outcome.get('seconds', 0):.1f} s)", file=sys.stderr, flush=True)
             if outcome["killed"]:
                 killed += 1
                 by_other += outcome["by"] != "check"
             else:
-                survivors.append(f"{model}  {mutant.id}  (line {mutant.line})")
+                survivors.append(f"{model}  seed {seed}  {by}  {mutant.id}  (line {mutant.line})")
     judged = len(mutants) - equivalent
     percent = 100.0 * killed / judged if judged else 100.0
-    row = [model, str(len(mutants)), f"{killed} ({by_other})", str(equivalent), str(len(survivors)),
+    row = [model, str(seed), by, str(len(mutants)), f"{killed} ({by_other})", str(equivalent), str(len(survivors)),
            f"{percent:.0f}%"]
     return row, survivors
 
 
 def print_table(rows: Sequence[Sequence[str]]) -> None:
-    head = ["model", "mutants", "killed (error/timeout)", "equivalent", "survived", "score"]
+    head = ["model", "seed", "by", "mutants", "killed (error/timeout)", "equivalent", "survived", "score"]
     widths = [max(len(r[i]) for r in (head, *rows)) for i in range(len(head))]
     for r in (head, *rows):
         print("  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip())
@@ -314,6 +346,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--models", nargs="+", default=list(TARGETS), choices=list(TARGETS))
     parser.add_argument("--mutants", type=int, default=40, help="mutants sampled per model (default 40)")
     parser.add_argument("--seed", type=int, default=0, help="sample seed (default 0)")
+    parser.add_argument("--seeds", type=_seeds, help="several sample seeds, comma-separated (e.g. 0,7): one row each")
+    parser.add_argument("--by", choices=("matrix", "default", "both"), default="matrix",
+                        help="what judges a mutant: the check matrix, the default check, or both (default: matrix)")
     parser.add_argument("--timeout", type=float,
                         help="seconds per mutant before it counts as killed (default: 5 times the unmutated run, +10)")
     parser.add_argument("--config", type=Path, default=ROOT / "pyproject.toml",
@@ -330,12 +365,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         imported = Path(steersim.models.__file__).resolve()
         if args.expect_root and not imported.is_relative_to(Path(args.expect_root).resolve()):
             raise SystemExit(f"the mutated copy is not the one imported: models is {steersim.models.__file__}")
-        print(json.dumps(check_matrix(args.check_one, args.config)))
+        outcome = check_default(args.check_one) if args.by == "default" else check_matrix(args.check_one, args.config)
+        print(json.dumps(outcome))
         return 0
     if args.list or args.show:
         equivalents = load_equivalents()
         for model in [args.list] if args.list else TARGETS:
-            for mutant in sample(model, args.mutants, args.seed):
+            for mutant in sample(model, args.mutants, (args.seeds or [args.seed])[0]):
                 if args.show and mutant.id == args.show:
                     print(_mutated_function(mutant))
                     return 0
@@ -345,16 +381,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0 if args.list else 2
     equivalents = load_equivalents()
     rows, survivors = [], []
+    judges = ("default", "matrix") if args.by == "both" else (args.by,)
     for model in args.models:
-        row, lost = score(model, sample(model, args.mutants, args.seed), args.config, args.timeout, equivalents,
-                          not args.quiet)
-        rows.append(row)
-        survivors.extend(lost)
+        for seed in args.seeds or [args.seed]:
+            for by in judges:
+                row, lost = score(model, sample(model, args.mutants, seed), args.config, args.timeout, equivalents,
+                                  not args.quiet, by, seed)
+                rows.append(row)
+                survivors.extend(lost)
     print_table(rows)
     if survivors:
         print("\nsurvivors:")
         print("\n".join(survivors))
     return 0
+
+
+def _seeds(text: str) -> list[int]:
+    """`0,7` as [0, 7]; argparse turns the ValueError of a bad list into a usage error (exit 2)."""
+    return [int(part) for part in text.split(",")]
 
 
 def _mutated_function(mutant: Mutant) -> str:

@@ -176,6 +176,11 @@ def cmd_check(args: argparse.Namespace) -> int:
             print(f"coverage failure: action kind {', '.join(result.coverage.unfired)} never fired at these "
                   "parameters (--require-coverage); change the parameters to reach it, or remove it from the model")
         return EXIT_VIOLATION
+    if args.require_coverage and result.coverage.wrongly_not_enabled:
+        print(f"coverage failure: action kind {', '.join(result.coverage.wrongly_not_enabled)} fired although "
+              "the model declares it not enabled by these parameters (--require-coverage); fix the model's "
+              "kinds_not_enabled")
+        return EXIT_VIOLATION
     return result.exit_code
 
 

@@ -32,3 +32,20 @@ def test_every_judged_equivalent_names_a_sampled_mutant() -> None:
     judged = mutation.load_equivalents()
     assert judged and set(judged) <= sampled
     assert all(reason.strip() for reason in judged.values())
+
+
+def test_a_seed_list_is_read_and_a_bad_one_is_a_usage_error(capsys) -> None:
+    assert mutation._seeds("0,7") == [0, 7]
+    with pytest.raises(SystemExit) as exit_:
+        mutation.main(["--seeds", "0,x", "--models", "teaching"])
+    assert exit_.value.code == 2
+
+
+def test_the_default_check_passes_the_unmutated_model_and_kills_a_mutant_it_catches(tmp_path: Path) -> None:
+    """The default check judges a mutant as `steersim check MODEL` would: the unmutated model passes, and
+    deleting the return of the agent's steer step fails a property at the defaults."""
+    assert mutation.check_default("teaching") == {"killed": False, "cases": 1}
+    mutant = next(m for m in mutation.enumerate_mutants("teaching")
+                  if m[0].id.endswith("TeachingModel._agent_action#delete12:del Return"))[0]
+    outcome = mutation.run_mutant(mutant, "teaching", 120.0, tmp_path, "default")
+    assert outcome["killed"] and outcome["by"] == "check" and outcome["case"] == "default"

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from steersim.checking.checkpoint import check_checkpoint_target, load_checkpoint, save_checkpoint
-from steersim.checking.coverage import Coverage, coverage_of, declared_kinds
+from steersim.checking.coverage import Coverage, coverage_of, declared_kinds, not_enabled_kinds
 from steersim.checking.liveness import NO_CLASS, find_lasso
 from steersim.checking.memory import liveness_mb, rss_mb
 from steersim.checking.reduction import canonical, has_local_actions, has_symmetry
@@ -544,7 +544,8 @@ class Explorer:
                 r.note = UNDECIDED_NOTE if self.interrupted else (
                     "not decided: the run ended first" if r.kind != "eventually" else
                     next((n for n in notes if n.startswith("liveness not checked")), "liveness not checked"))
-        coverage = coverage_of(declared_kinds(self.product.model), self.fired)
+        model = self.product.model
+        coverage = coverage_of(declared_kinds(model), self.fired, not_enabled_kinds(model))
         return CheckResult(self.product.model.name, status, len(self.parents), self.transitions,
                            self.max_depth, seconds, props, notes, coverage)
 

@@ -199,6 +199,10 @@ class ModelBase(ABC, Generic[S]):
     shown at every step of a trace; by default the state's fields, see `steersim.core.stateview`).
     `action_kinds` names every kind of action the model can take, so that a check can name the ones
     that never fired (`steersim.checking.coverage`); empty, the default, means only the kinds seen count.
+    `kinds_not_enabled()` names the declared kinds that these parameters cannot fire (a mode not chosen, a
+    feature left off), each with the parameters that enable it, so that a check reports them as "not
+    enabled by these parameters" rather than as unfired; a kind named there that fires anyway fails
+    `check --require-coverage`, so the declaration cannot hide a reachable kind.
     `judge_recorded(trace)`: a model whose traces record a real peer's messages judges them again on
     replay (its findings). `step_facts(state, action)`: the step with the facts of its events, `(next,
     facts)` or None, without building the native events, which a check never shows unless a trace or a
@@ -235,6 +239,10 @@ class ModelBase(ABC, Generic[S]):
         super().__init_subclass__(**kwargs)
         if not cls.name:
             cls.name = cls.__name__
+
+    def kinds_not_enabled(self) -> Mapping[str, str]:
+        """Declared kinds these parameters cannot fire, each with the parameters that enable it."""
+        return {}
 
     @abstractmethod
     def init_states(self) -> Sequence[S]:
@@ -298,6 +306,8 @@ class AdaptedModel(ModelBase):
         self.name = inner.name
         self.fair_actors = tuple(getattr(inner, "fair_actors", ()))
         self.action_kinds = tuple(getattr(inner, "action_kinds", ()))
+        if hasattr(inner, "kinds_not_enabled"):
+            self.kinds_not_enabled = inner.kinds_not_enabled  # type: ignore[method-assign]
         for hook in OPTIONAL_HOOKS:
             setattr(self, hook, getattr(inner, hook, None))
         if isinstance(inner, ModelBase):

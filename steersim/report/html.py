@@ -167,13 +167,23 @@ def _coverage(result: CheckResult) -> list[str]:
     """Transitions per action kind, so a reader sees what the check exercised and what it never reached."""
     coverage = result.coverage
     never = '<span class="badge bad">never fired</span>'
-    rows = "".join(f"<tr><td><code>{escape(kind)}</code></td><td>{count:,}</td><td>{'' if count else never}</td></tr>"
+    off = dict(coverage.not_enabled)
+
+    def note(kind: str, count: int) -> str:
+        if kind in off:
+            return f'<span class="muted">not enabled by these parameters (enabled by {escape(off[kind])})</span>'
+        return "" if count else never
+
+    rows = "".join(f"<tr><td><code>{escape(kind)}</code></td><td>{count:,}</td><td>{note(kind, count)}</td></tr>"
                    for kind, count in coverage.fired)
     out = ["<h2>Coverage</h2>",
            '<p class="muted">Transitions explored per action kind (with --keep-going, so the whole graph).</p>',
            f"<table><tr><th>action kind</th><th>transitions</th><th></th></tr>{rows}</table>"]
     if not coverage.declared:
         out.append('<p class="muted">The model declares no action_kinds, so no kind can be seen unfired.</p>')
+    if coverage.wrongly_not_enabled:
+        out.append(f'<p class="violation">Fired although the model declares it not enabled by these parameters: '
+                   f"{escape(', '.join(coverage.wrongly_not_enabled))}.</p>")
     if coverage.undeclared:
         out.append(f'<p class="violation">Fired but not declared in action_kinds: '
                    f"{escape(', '.join(coverage.undeclared))}.</p>")

@@ -18,7 +18,7 @@ from steersim.core.model import Action, Event, ModelBase, Property
 from steersim.models.codex import facts as codex_facts
 from steersim.models.codex import properties as codex_properties
 from steersim.models.codex import protocol as P
-from steersim.models.codex.spec import DEFAULT_TIMING
+from steersim.models.codex.spec import DEFAULT_TIMING, kinds_not_enabled
 from steersim.models.codex.state import (
     BOUNDARY,
     EMPTY_INPUT,
@@ -49,6 +49,9 @@ class CodexModel(ModelBase[CodexState]):
         """Whether bug variant `name` is seeded. The judge of recorded runs seeds two at once (`a+b`) when
         one run shows two defects; the registry builds one variant at a time."""
         return self.bug is not None and name in self.bug.split("+")
+
+    def kinds_not_enabled(self) -> Mapping[str, str]:
+        return kinds_not_enabled(self.params)
 
     def init_states(self) -> Sequence[CodexState]:
         return [CodexState()]

@@ -58,3 +58,9 @@ DEFAULT_TIMING: Mapping[str, Any] = {
     "model.text_done": {"dist": "lognormal", "median": 1.5, "sigma": 0.5},
     "tool.finish": {"dist": "lognormal", "median": 1.0, "sigma": 1.0},
 }
+
+
+def kinds_not_enabled(params: Mapping[str, Any]) -> dict[str, str]:
+    """Action kinds these parameters cannot fire, with what enables each: bad steers are an opt-in
+    scenario (each one triples the client's choices, so the default check leaves them out)."""
+    return {} if params["bad_steers"] else {"client.bad_steer": "bad_steers=true"}

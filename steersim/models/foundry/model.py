@@ -30,7 +30,7 @@ from steersim.core.model import Action, Event, ModelBase, Property
 from steersim.core.taken import StepsTaken
 from steersim.models.foundry import events as E
 from steersim.models.foundry.facts import facts
-from steersim.models.foundry.spec import DEFAULT_TIMING
+from steersim.models.foundry.spec import DEFAULT_TIMING, kinds_not_enabled
 from steersim.models.foundry.state import (
     ABSENT,
     BOOT,
@@ -114,6 +114,9 @@ class FoundryModel(ModelBase):
         self.taken = StepsTaken()  # the events of the steps of the state stepped last, for `events_of`
 
     # ------------------------------------------------------------------ actions
+    def kinds_not_enabled(self) -> Mapping[str, str]:
+        return kinds_not_enabled(self.params)
+
     def init_states(self) -> Sequence[FoundryState]:
         return [initial_state(self.n)]
 

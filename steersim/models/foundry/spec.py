@@ -94,3 +94,11 @@ DEFAULT_TIMING: Mapping[str, Any] = {
     "process.shutdown": {"dist": "exponential", "mean": 30.0},
     "process.stop": {"dist": "constant", "value": 25.0},
 }
+
+
+def kinds_not_enabled(params: Mapping[str, Any]) -> dict[str, str]:
+    """Action kinds these parameters cannot fire, with what enables each: without a graceful shutdown the
+    process never stops, so nothing exits for recovery."""
+    if params["shutdowns"]:
+        return {}
+    return dict.fromkeys(("handler.exit_for_recovery", "process.shutdown", "process.stop"), "shutdowns=1 or more")

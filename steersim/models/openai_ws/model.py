@@ -41,7 +41,7 @@ from steersim.core.model import Action, Event, ModelBase, Property
 from steersim.models.openai_ws import wire
 from steersim.models.openai_ws.facts import facts
 from steersim.models.openai_ws.matching import frame_matches
-from steersim.models.openai_ws.spec import ACTION_KINDS, DEFAULT_TIMING
+from steersim.models.openai_ws.spec import ACTION_KINDS, DEFAULT_TIMING, kinds_not_enabled
 from steersim.models.openai_ws.state import (
     ACCEPTED,
     AUTO,
@@ -90,6 +90,9 @@ class OpenAIWsModel(ModelBase):
         self.lanes = self.p["lanes"]
         self._remembered_steps: dict[tuple, StepChange] = {}
         self._creates_of: dict[tuple[bool, ...], tuple[Action, ...]] = {}
+
+    def kinds_not_enabled(self) -> Mapping[str, str]:
+        return kinds_not_enabled(self.params)
 
     # ------------------------------------------------------------------ naming helpers
     def stream_id(self, lane: int) -> str | None:

@@ -128,3 +128,14 @@ DEFAULT_TIMING: Mapping[str, Any] = {
     "tool.finish": {"dist": "lognormal", "median": 2.0, "sigma": 1.0},
     "fault.disconnect": {"dist": "exponential", "mean": 30.0},
 }
+
+
+def kinds_not_enabled(params: Mapping[str, Any]) -> dict[str, str]:
+    """Action kinds these parameters cannot fire, with what enables each: followups and failed responses
+    are opt-in scenarios (together they grow the default check's graph about twentyfold)."""
+    off = {}
+    if not params["followups"]:
+        off["client.followup"] = "followups=1 or more"
+    if not params["response_failures"]:
+        off["server.fail"] = "response_failures=true"
+    return off

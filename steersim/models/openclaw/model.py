@@ -19,6 +19,7 @@ from steersim.models.openclaw import agent_core as core
 from steersim.models.openclaw import codex, gateway
 from steersim.models.openclaw import events as E
 from steersim.models.openclaw.config import Config
+from steersim.models.openclaw.enabled import kinds_not_enabled
 from steersim.models.openclaw.facts import facts
 from steersim.models.openclaw.memo import StepMemo
 from steersim.models.openclaw.properties import properties, replay_lifecycle
@@ -65,6 +66,9 @@ class OpenClawModel(ModelBase):
         self._properties = properties(cfg, self.events_of)
         self._taken = StepsTaken()  # the events of the steps of the state stepped last, for `events_of`
         self._memo = StepMemo(self._apply, cfg)
+
+    def kinds_not_enabled(self) -> Mapping[str, str]:
+        return kinds_not_enabled(self.cfg)
 
     def init_states(self) -> Sequence[OpenClawState]:
         followups = tuple(f"f{n}" for n in range(1, self.cfg.agent_follow_ups + 1))
