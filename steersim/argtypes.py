@@ -170,6 +170,7 @@ INPUTS: dict[str, tuple[tuple[str, str], ...]] = {
     "replay": (("TRACE", "trace"),),
     "diagram": (("TRACE", "trace"), ("--timing", "timing")),
     "ci": (("--config", "config"),),
+    "validate": (("MODEL", "model"), ("LOG", "logs")),
 }
 OUTPUT_FILES: dict[str, tuple[tuple[str, str], ...]] = {
     "check": (("--json", "json"), ("--junit", "junit"), ("--graph", "graph"), ("--checkpoint", "checkpoint")),
@@ -177,6 +178,7 @@ OUTPUT_FILES: dict[str, tuple[tuple[str, str], ...]] = {
     "estimate": (("--json", "json"), ("--plot", "plot")),
     "ci": (("--json", "json"), ("--junit", "junit")),
     "diagram": (("-o", "output"),),
+    "validate": (("--json", "json"),),
 }
 OUTPUT_FOLDERS: dict[str, tuple[tuple[str, str], ...]] = {
     "check": (("--traces", "traces"),),
@@ -188,8 +190,14 @@ ALLOWED_SAME = {("--checkpoint", "--resume")}  # output, input: see the module's
 
 
 def _given(args: argparse.Namespace, table: dict[str, tuple[tuple[str, str], ...]]) -> list[tuple[str, str]]:
-    return [(option, value) for option, attr in table.get(args.command, ())
-            if isinstance(value := getattr(args, attr, None), str) and value]
+    """Each path the command was given for an entry of `table`, one pair per path (an option such as
+    validate's LOG takes several)."""
+    given = []
+    for option, attr in table.get(args.command, ()):
+        value = getattr(args, attr, None)
+        given += [(option, path) for path in (value if isinstance(value, list) else [value])
+                  if isinstance(path, str) and path]
+    return given
 
 
 def model_source(reference: str) -> str | None:

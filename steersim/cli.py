@@ -715,9 +715,11 @@ def build_parser() -> argparse.ArgumentParser:
                    "(the model's own events)")
     p.add_argument("--max-states", type=positive_int, default=1_000_000,
                    help="configurations searched per log at most (exit 3 when met)")
-    p.add_argument("--json", help="write a JSON report: per log its verdict, records read and the finding")
+    p.add_argument("--json", type=output_file,
+                   help="write a JSON report: per log its verdict, records read and the finding")
     p.add_argument("--workers", type=positive_int, default=1, help="judge the logs in N processes (same report)")
-    p.add_argument("--dask", metavar="ADDRESS", help="judge the logs on a Dask cluster: tcp://HOST:PORT or local")
+    p.add_argument("--dask", type=dask_address, metavar="ADDRESS|local",
+                   help="judge the logs on a Dask cluster: tcp://HOST:PORT or local")
     p.set_defaults(run=cmd_validate)
 
     for name, group, what in (("conform", "steersim.conform", "check a real implementation against its model"),

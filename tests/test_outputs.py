@@ -64,6 +64,15 @@ def test_an_output_over_an_input_trace_config_or_resumed_checkpoint_is_refused(t
     assert "--config" in refused(capsys, ["ci", "--config", str(config), "--json", str(linked)])
 
 
+def test_validate_never_writes_its_report_over_a_log_it_reads(tmp_path, capsys, no_work):
+    logs = [tmp_path / "a.jsonl", tmp_path / "b.jsonl"]
+    for log in logs:
+        log.write_text('{"fact": "steer.submitted", "id": "s1", "target": "conversation"}\n')
+    err = refused(capsys, ["validate", "teaching", *map(str, logs), "--json", str(logs[1])])
+    assert "the file read as LOG" in err
+    assert logs[1].read_text().startswith('{"fact"')
+
+
 def test_a_resumed_checkpoint_may_be_the_runs_checkpoint_too(tmp_path, capsys):
     ckpt = tmp_path / "run.ckpt"
     assert main(["check", "teaching", "--quiet", "--checkpoint", str(ckpt), "--checkpoint-every", "0"]) == EXIT_OK

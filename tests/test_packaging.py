@@ -8,6 +8,7 @@ one imported (checked), not the editable install of the repository."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -35,8 +36,16 @@ def _run(*argv: str | Path, cwd: Path, env: dict[str, str] | None = None) -> sub
 
 @pytest.fixture(scope="module")
 def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("dist")
-    _run(sys.executable, "-m", "build", "--no-isolation", "--outdir", out, ROOT, cwd=out)
+    """Built from a copy of the tracked files: a checkout's own build leftovers (an `*.egg-info` whose
+    SOURCES.txt an earlier configuration wrote, installed node_modules) must not reach the distributions,
+    as they cannot on a fresh clone."""
+    source, out = tmp_path_factory.mktemp("source"), tmp_path_factory.mktemp("dist")
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True, check=True)
+    for name in filter(None, tracked.stdout.split("\0")):
+        if (ROOT / name).exists() or (ROOT / name).is_symlink():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, source / name, follow_symlinks=False)
+    _run(sys.executable, "-m", "build", "--no-isolation", "--outdir", out, source, cwd=out)
     return out
 
 

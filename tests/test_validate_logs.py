@@ -4,7 +4,6 @@ facts (a user's own model file) and in a model's own events (a simulated run of 
 from __future__ import annotations
 
 import json
-import re
 from itertools import pairwise
 from pathlib import Path
 
@@ -17,16 +16,15 @@ ROOT = Path(__file__).resolve().parents[1]
 CHAT = "chat"
 
 
-def readme_model() -> str:
-    readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index("## Model your own system"):readme.index("## How it is built")]
-    return re.findall(r"```python\n(.*?)```", section, re.S)[0]
+def howto_model() -> str:
+    """The complete model file of the own-model how-to."""
+    return (ROOT / "docs" / "howto" / "drop_oldest.py").read_text()
 
 
 @pytest.fixture
 def user_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A team's own model file, outside any package, as the current directory."""
-    (tmp_path / "drop_oldest.py").write_text(readme_model())
+    (tmp_path / "drop_oldest.py").write_text(howto_model())
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
