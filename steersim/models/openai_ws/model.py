@@ -25,8 +25,9 @@ does not carry them (A11): `steer.committed` (a steer became part of a successor
 The spec's ambiguities (A1-A21 of `openai-responses-ws.md`) that the model covers are parameters with
 the spec's default; those it fixes: A6 (a client-owned call item finishes and the response completes),
 A8 (the client sends no mismatched continuation: a served client that does breaks an obligation),
-A9/A12/A19 (one chain per lane, so no lane queue or 16-response cap: a response never shows
-`response.queued`), A11 (a successor commits exactly its parent's queue), A13 and A20 (no stored or
+A9/A12/A19 (one chain per lane: a new request that arrives while its lane is busy waits in the
+lane's FIFO queue, behind an automatic successor that is due, and starts without `response.queued`;
+no 16-response cap), A11 (a successor commits exactly its parent's queue), A13 and A20 (no stored or
 warm-up responses), A17 (no early continuation).
 """
 
