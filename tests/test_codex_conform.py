@@ -236,3 +236,52 @@ def test_every_scenario_against_the_pinned_build(tmp_path):
     shown = {f["id"]: set(f["scenarios"]) for f in doc["findings"]}
     assert {"interrupt@tool/accepted", "interrupt@said/accepted"} <= shown["interrupt-drops-acknowledged-steer"]
     assert {"steer@text", "interrupt@text/no-steer"} <= shown["steer-leaves-streaming-item-open"]
+
+
+def test_the_recording_puts_notifications_codex_sends_from_other_tasks_at_one_place():
+    """thread/started and an app-server notification land anywhere around the harness's requests; on disk
+    they sit at one place (before ids are numbered), and a prefixed id loses its UUID."""
+    thread = "01a2476e-4056-7a43-97b5-da47ed034d45"
+    init = [Message(True, {"id": 1, "method": "initialize"}), Message(False, {"id": 1, "result": {}})]
+    remote = Message(False, {"method": "remoteControl/status/changed", "params": {"installationId": thread[::-1]}})
+    start = [Message(True, {"id": 2, "method": "thread/start"}),
+             Message(False, {"id": 2, "result": {"thread": {"id": thread}}})]
+    started = Message(False, {"method": "thread/started", "params": {"thread": {"id": thread}}})
+    turn = Message(True, {"id": 3, "method": "turn/start", "params": {"threadId": thread, "id": f"at_{thread}"}})
+    one = Recording("x", [*init, remote, *start, started, turn])
+    other = Recording("x", [*init, *start, turn, remote, started])
+    assert list(normalise.lines(one)) == list(normalise.lines(other))
+    text = json.dumps(list(normalise.lines(other)))
+    assert thread not in text and '"at_uuid-' in text
+
+
+@needs_codex
+def test_two_runs_of_the_fast_scenarios_write_the_same_bytes(tmp_path):
+    for run in ("one", "two"):
+        assert main(["conform", "codex", "--fast", "--report", str(tmp_path / run)]) == 1
+    names = sorted(p.name for p in (tmp_path / "one" / "runs").iterdir())
+    assert names == sorted(p.name for p in (tmp_path / "two" / "runs").iterdir()) and len(names) == 4
+    for name in names:
+        assert (tmp_path / "one" / "runs" / name).read_bytes() == (tmp_path / "two" / "runs" / name).read_bytes()
+
+
+@needs_codex
+def test_a_reproduction_copied_into_a_report_runs_as_its_summary_says(tmp_path):
+    report = tmp_path / "report"
+    assert main(["conform", "codex", "--scenario", "steer@text", "--report", str(report)]) == 1
+    command = next(line.split("`")[1] for line in (report / "summary.md").read_text().splitlines()
+                   if line.startswith("Standalone"))
+    assert command.startswith("python3 repro/steer_leaves_streaming_item_open.py --codex /")
+    for argv in (command.split()[1:], command.split()[1:2]):  # as summary.md says, and without --codex
+        done = subprocess.run([sys.executable, *argv], cwd=report, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 1 and "REPRODUCED" in done.stdout, done.stdout + done.stderr
+
+
+def test_a_copied_reproduction_without_a_build_names_what_to_pass(tmp_path):
+    script = tmp_path / "repro" / CAUSES["abandon-streaming-item"].repro
+    script.parent.mkdir()
+    script.write_bytes((REPRO_DIR / script.name).read_bytes())
+    done = subprocess.run([sys.executable, "-S", str(script)], capture_output=True, text=True, timeout=60,
+                          env={"PATH": "/usr/bin:/bin"})
+    assert done.returncode == 2
+    assert "npm ci" not in done.stderr and "pass --codex PATH" in done.stderr

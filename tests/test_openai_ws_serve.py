@@ -75,21 +75,46 @@ def test_javascript_seed_example_over_4_seeds(js_example, tmp_path):
 
 
 def test_careful_client_over_6_seeds(tmp_path):
-    """A client that follows the docs, with its tool declared, is never flagged and always finishes."""
+    """A client that follows the docs, with its tool declared, is never flagged and always finishes. Seed 4
+    fails both its steers after acceptance while a refusal is in flight: the client sends its second new
+    request before the first one's response.created, and the lane queues it."""
     runs = run_examples(CAREFUL_CLIENT, range(6))
     check_report(write_example_report(tmp_path / "report.json", CAREFUL_CLIENT, runs), 6)
     assert {run.exit_code_of_session for run in runs} == {0}
+    assert sum(run.events.count("response.create") for run in runs if run.seed == 4) == 3
+
+
+# With `-p client_tools=1` a served client still decides whether its create declares a function tool.
+TOOLS_ON = {**SERVE_DEFAULTS, "client_tools": 1}
+
+
+def test_clients_with_client_tools_on(seed_example, tmp_path):
+    """The seed example declares no function tool and the careful client declares one: both are served."""
+    seed_runs = run_examples(seed_example, range(4), TOOLS_ON)
+    check_report(write_example_report(tmp_path / "seed.json", seed_example, seed_runs), 4, EXPECTED_RESULT)
+    careful_runs = run_examples(CAREFUL_CLIENT, range(3), TOOLS_ON)
+    check_report(write_example_report(tmp_path / "careful.json", CAREFUL_CLIENT, careful_runs), 3)
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("tools", ["defaults", "client_tools=1"])
 @pytest.mark.parametrize("client", ["seed", "js", "careful"])
-def test_clients_over_100_seeds(client, request, tmp_path):
+def test_clients_over_100_seeds(client, tools, request, tmp_path):
     script = {"seed": SEED_EXAMPLE, "js": JS_EXAMPLE, "careful": CAREFUL_CLIENT}[client]
     if client != "careful":
         request.getfixturevalue("seed_example" if client == "seed" else "js_example")
-    runs = run_examples(script, range(100))
+    runs = run_examples(script, range(100), SERVE_DEFAULTS if tools == "defaults" else TOOLS_ON)
     check_report(write_example_report(tmp_path / "report.json", script, runs), 100,
                  None if client == "careful" else EXPECTED_RESULT)
+
+
+def successor_follows_interruption(events: list[str]) -> bool:
+    """The first interrupted response's steers continued automatically: its successor was created before any
+    steer failed (when the successor fails instead, nothing continues automatically to break the rule on)."""
+    if "response.incomplete" not in events:
+        return False
+    after = events[events.index("response.incomplete") + 1 :]
+    return next((e for e in after if e in ("response.created", "response.steer.failed")), None) == "response.created"
 
 
 # One broken client per obligation: the parameters that reach it, and when a seed's session reached it
@@ -101,8 +126,7 @@ BROKEN = {
     "stream-id-on-steer": ("client-no-stream-id-on-steer", {"reconnects": 0}, lambda events: True),
     "automatic-continuation": ("client-no-automatic-continuation",
                                {"interruption": "eager", "hosted_tools": 2, "reconnects": 0},
-                               lambda events: "response.incomplete" in events
-                               and "response.steer.failed" not in events),
+                               lambda events: successor_follows_interruption(events)),
     "second-continuation": ("client-one-continuation-per-parent", ONCE_ACCEPTED,
                             lambda events: "response.steer.accepted" in events),
     "continuation-on-other-lane": ("client-continuation-on-parent-lane", ONCE_ACCEPTED,

@@ -1,5 +1,6 @@
 """A careful client of mid-turn steering that follows the docs (seed page "Mid-turn steering", SDK
-docstrings), written with the real `openai` SDK. It steers the root response once, tracks steers by
+docstrings), written with the real `openai` SDK. It steers the root response with two messages in a row,
+tracks steers by
 `steer.id`, returns its tool's output as soon as the response completes with a call (or when
 `response.steer.pending` asks), carries a failed steer's returned input into its next request (a steer
 at the newest running response, the tool-output continuation, or a new `response.create`), never
@@ -19,7 +20,8 @@ from websockets.exceptions import ConnectionClosed
 
 MODEL = "gpt-6-astra"
 TASK = "Draft a project plan for building a task-tracking app."
-STEER = "Keep the scope small enough for one developer to finish in two weeks."
+STEERS = ("Keep the scope small enough for one developer to finish in two weeks.",
+          "Put testing in its own milestone.")
 TOOLS = [{"type": "function", "name": "get_project_status", "strict": True,
           "parameters": {"type": "object", "properties": {"project": {"type": "string"}},
                          "required": ["project"], "additionalProperties": False}}]
@@ -43,7 +45,8 @@ class Client:
         self.carried = []  # inputs to deliver in the next request
         self.status = {}  # response id -> status
         self.newest = None
-        self.requested = set()  # parents (or "root") of creates whose response.created has not come
+        self.requested = []  # parents (or "root") of creates whose response.created has not come, in order
+        self.new_requests = []  # parents of those that are new requests carrying failed input
         self.answered = set()  # parents whose tool output was sent
         self.calls = {}  # response id -> call ids of its function calls
         self.steered_root = False
@@ -55,7 +58,7 @@ class Client:
         await self.c.send({"type": "response.steer", "previous_response_id": target, "input": text, **extra})
 
     async def create(self, parent, items):
-        self.requested.add(parent or "root")
+        self.requested.append(parent or "root")
         event = {"type": "response.create", "model": MODEL, "tools": TOOLS, "input": items}
         if parent:
             event["previous_response_id"] = parent
@@ -81,7 +84,7 @@ class Client:
             broke("continuation on another lane")
         await self.c.send({"type": "response.create", "model": MODEL, "tools": TOOLS, "previous_response_id": parent,
                            "input": items, **extra})
-        self.requested.add(parent)
+        self.requested.append(parent)
         if BREAK == "second-continuation":
             broke("second continuation")
             await self.c.send({"type": "response.create", "model": MODEL, "previous_response_id": parent,
@@ -92,7 +95,9 @@ class Client:
 
     async def deliver_carried(self, after_failure_code=None):
         """Carry failed input forward: into the newest running response (unless the server said too
-        much is pending: then wait for the next response), or once the chain ended into a new request."""
+        much is pending: then wait for the next response), or once the chain ended into a new request,
+        at once even while an earlier new request has not started: "Requests with the same `stream_id`
+        are processed FIFO" (SDK, `response.create` `stream_id`), so the server runs them in order."""
         if not self.carried or self.newest is None:
             return
         status = self.status.get(self.newest)
@@ -103,12 +108,15 @@ class Client:
             for text in texts:
                 await self.steer(self.newest, text)
             return
-        if self.requested or self.accepted or self.in_flight:
-            return  # a response is coming: a successor, or one this client requested
+        if self.accepted or any(p not in self.new_requests for p in self.requested):
+            return  # a response is coming: a successor, or a continuation this client requested
+        # a steer still in flight at an ended chain gets refused (nothing it could join is queued), so the
+        # new request need not wait for its reply
         if self.calls.get(self.newest) and self.newest not in self.answered:
             await self.continue_with_output(self.newest)
             return
         texts, self.carried = self.carried, []
+        self.new_requests.append(self.newest)
         await self.create(self.newest, [user(text) for text in texts])
 
     def done(self):
@@ -124,7 +132,11 @@ class Client:
             response = event.response
             self.newest = response.id
             self.status[response.id] = "in_progress"
-            self.requested.discard(response.previous_response_id or "root")
+            parent = response.previous_response_id or "root"
+            if parent in self.requested:
+                self.requested.remove(parent)
+            if parent in self.new_requests:
+                self.new_requests.remove(parent)
             for sid in self.unresolved_on(response.previous_response_id):
                 del self.accepted[sid]  # the successor's response.created is the commit point
             if BREAK == "steer-stale-parent" and response.previous_response_id and "stale" not in self.broken:
@@ -138,7 +150,8 @@ class Client:
                 if BREAK == "stream-id-on-steer":
                     extra = {"stream_id": "default"}
                     broke("stream_id on a steer")
-                await self.steer(response.id, STEER, **extra)
+                for text in STEERS:
+                    await self.steer(response.id, text, **extra)
             await self.deliver_carried()
         elif kind == "response.steer.accepted":
             text = self.in_flight.pop(0)
@@ -191,7 +204,7 @@ async def session(client, inputs):
         except ConnectionClosed:
             # Queued steering did not survive the drop, and a new connection cannot continue the old
             # chain: start the work over with every requirement the user gave, each once.
-            texts = [STEER] + inputs + [text for text, _ in state.accepted.values()] + state.in_flight + state.carried
+            texts = [*STEERS] + inputs + [text for text, _ in state.accepted.values()] + state.in_flight + state.carried
             return [text for i, text in enumerate(texts) if isinstance(text, str) and text not in texts[:i]]
         raise RuntimeError("the server closed the connection before every input was delivered")
 

@@ -148,7 +148,7 @@ class WireTracker:
     queued: dict[str, list[str]] = field(default_factory=dict)  # response id -> queued steer ids
     outcome: dict[str, str] = field(default_factory=dict)  # terminal response id -> "auto" | "input"
     continued: set[str] = field(default_factory=set)
-    successors: dict[str, str] = field(default_factory=dict)  # parent id -> successor id
+    successors: dict[str, str] = field(default_factory=dict)  # parent id -> its first successor's id
     auto_continued: set[str] = field(default_factory=set)  # parents whose queued steers continued automatically
     named: set[str] = field(default_factory=set)  # response ids the client's own frames referred to
     last_steer_input: str = ""
@@ -182,8 +182,8 @@ class WireTracker:
             response = data["response"]
             self.lanes[response["id"]] = data.get("stream_id")
             parent = response.get("previous_response_id")
-            if parent:
-                self.successors[parent] = response["id"]
+            if parent:  # the first response that continued it, as the model keeps (a second new request may follow)
+                self.successors.setdefault(parent, response["id"])
                 if self.queued.get(parent) and self.outcome.get(parent) == "auto":
                     self.auto_continued.add(parent)
             self._resolve(self.queued.pop(parent or "", []))

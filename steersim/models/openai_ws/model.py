@@ -25,8 +25,9 @@ does not carry them (A11): `steer.committed` (a steer became part of a successor
 The spec's ambiguities (A1-A21 of `openai-responses-ws.md`) that the model covers are parameters with
 the spec's default; those it fixes: A6 (a client-owned call item finishes and the response completes),
 A8 (the client sends no mismatched continuation: a served client that does breaks an obligation),
-A9/A12/A19 (one chain per lane, so no lane queue or 16-response cap: a response never shows
-`response.queued`), A11 (a successor commits exactly its parent's queue), A13 and A20 (no stored or
+A9/A12/A19 (one chain per lane: a new request that arrives while its lane is busy waits in the
+lane's FIFO queue, behind an automatic successor that is due, and starts without `response.queued`;
+no 16-response cap), A11 (a successor commits exactly its parent's queue), A13 and A20 (no stored or
 warm-up responses), A17 (no early continuation).
 """
 
@@ -72,7 +73,8 @@ Footprint = tuple[tuple[int, ...], tuple[int, ...]]  # response indices and stee
 # What a remembered step does: the responses and steers of its footprint it changed (position, new
 # value), those it appends, the state's other fields after it, and its events.
 StepChange = tuple[tuple[tuple[int, Response], ...], tuple[Response, ...], tuple[tuple[int, Steer], ...],
-                   tuple[Steer, ...], tuple[int, bool, tuple[bool, ...], tuple[int, ...], int], tuple[Event, ...]]
+                   tuple[Steer, ...], tuple[int, bool, tuple[bool, ...], tuple[int, ...], int, tuple[int, ...]],
+                   tuple[Event, ...]]
 INTERNAL = "server"  # internal bookkeeping events go from the server to itself
 _event_facts: ByIdentity[Event, list[F.Fact]] = ByIdentity(facts)  # a remembered step's events recur
 
@@ -135,6 +137,7 @@ class OpenAIWsModel(ModelBase):
                 server.extend(self._server_actions(s, index, r))
             queued = queued or bool(r.queue)
         out.extend(server)
+        out.extend(self._queued_starts(s))
         if conn < self.p["reconnects"] and queued:  # only then does a drop lose steering input (R14)
             out.append(Action(CONNECTION, "fault.disconnect"))
         return out
@@ -161,7 +164,8 @@ class OpenAIWsModel(ModelBase):
         the whole rest of the step. The events are shared, as events may be (`Event.data` is never
         changed once built); a response the step leaves alone stays the same object."""
         indices, numbers = footprint
-        key = (a, footprint, s.conn, s.connected, s.rooted, s.carry, s.conn_seq, len(s.responses), len(s.steers),
+        key = (a, footprint, s.conn, s.connected, s.rooted, s.carry, s.conn_seq, s.queued, len(s.responses),
+               len(s.steers),
                tuple(map(s.responses.__getitem__, indices)), tuple(map(s.steers.__getitem__, numbers)))
         done = self._remembered_steps.get(key)
         if done is None:
@@ -169,9 +173,9 @@ class OpenAIWsModel(ModelBase):
                 self._remembered_steps.clear()
             done = self._remembered_steps[key] = self._change_of(s, a, footprint)
         changed, added, changed_steers, added_steers, rest, events = done
-        conn, connected, rooted, carry, conn_seq = rest
+        conn, connected, rooted, carry, conn_seq, queued = rest
         responses, steers = _changed(s.responses, changed, added), _changed(s.steers, changed_steers, added_steers)
-        return WsState(conn, connected, rooted, responses, steers, carry, conn_seq), events
+        return WsState(conn, connected, rooted, responses, steers, carry, conn_seq, queued), events
 
     def _change_of(self, s: WsState, a: Action, footprint: Footprint) -> StepChange:
         """What the step does, as `_remembered_step` keeps it (the step changes nothing off its footprint)."""
@@ -180,7 +184,7 @@ class OpenAIWsModel(ModelBase):
         changed = tuple((i, t.responses[i]) for i in dict.fromkeys(indices) if t.responses[i] is not s.responses[i])
         changed_steers = tuple((n, t.steers[n]) for n in dict.fromkeys(numbers) if t.steers[n] is not s.steers[n])
         return (changed, t.responses[len(s.responses) :], changed_steers, t.steers[len(s.steers) :],
-                (t.conn, t.connected, t.rooted, t.carry, t.conn_seq), events)
+                (t.conn, t.connected, t.rooted, t.carry, t.conn_seq, t.queued), events)
 
     def events(self, s: WsState, a: Action) -> tuple[Event, ...]:
         """The events of a transition (what a served session compares a real client's frame with)."""
@@ -255,16 +259,44 @@ class OpenAIWsModel(ModelBase):
     def followup_parents(self, s: WsState) -> list[int]:
         """A new request continuing a lane's finished chain (carrying, say, a failed steer's input, as
         `response.steer.failed` invites): its newest response on this connection ended and nothing
-        follows it; `followups` bounds them in the whole run."""
-        if sum(1 for r in s.responses if r.origin == "followup") >= self.p["followups"]:
+        follows it, or a response the client already sent a new request for (a client sends the next one
+        before the first one's `response.created` reaches it: the lane queues it, "Requests with the same
+        `stream_id` are processed FIFO" [SDK, response.create stream_id]); `followups` bounds them in the
+        whole run, queued ones included."""
+        if sum(1 for r in s.responses if r.origin == "followup") + len(s.queued) >= self.p["followups"]:
             return []
-        out = []
+        out: set[int] = set()
         for lane in range(self.lanes):
             on_lane = [i for i, r in enumerate(s.responses) if r.lane == lane and r.conn == s.conn]
             if on_lane:
                 newest = s.responses[on_lane[-1]]
                 if newest.terminal and newest.next == ENDED and newest.successor < 0:
-                    out.append(on_lane[-1])
+                    out.add(on_lane[-1])
+            out.update(i for i in on_lane if s.responses[i].next == ENDED and s.responses[i].terminal
+                       and s.responses[i].successor >= 0 and s.responses[s.responses[i].successor].origin == "followup")
+        return sorted(out)
+
+    def lane_busy(self, s: WsState, lane: int) -> bool:
+        """A response of the lane runs, or its automatic successor is due (A9: it runs ahead of queued
+        requests), or a request waits in the lane's queue: "The server executes requests on each lane
+        FIFO without overlap" [SDK-README]."""
+        return any(s.responses[p].lane == lane for p in s.queued) or self.lane_running(s, lane)
+
+    @staticmethod
+    def lane_running(s: WsState, lane: int) -> bool:
+        return any(r.lane == lane and r.conn == s.conn and (r.status == IN_PROGRESS or r.next == AUTO)
+                   for r in s.responses)
+
+    def _queued_starts(self, s: WsState) -> list[Action]:
+        """The oldest queued request of each lane starts once nothing else runs or is due there."""
+        out, lanes = [], set()
+        for parent in s.queued:
+            lane = s.responses[parent].lane
+            if lane in lanes:
+                continue
+            lanes.add(lane)
+            if not self.lane_running(s, lane):
+                out.append(Action(SERVER, "server.start_queued", (parent,)))
         return out
 
     def steer_targets(self, s: WsState) -> list[int]:
@@ -407,11 +439,12 @@ class _Step:
         self.steers = list(s.steers)
         self.carry = s.carry
         self.conn_seq = s.conn_seq
+        self.queued = s.queued
         self.events: list[Event] = []
 
     def state(self) -> WsState:
         return WsState(self.conn, self.connected, self.rooted, tuple(self.responses), tuple(self.steers),
-                       self.carry, self.conn_seq)
+                       self.carry, self.conn_seq, self.queued)
 
     # ------------------------------------------------------------------ helpers
     def update(self, index: int, **changes: Any) -> Response:
@@ -508,11 +541,26 @@ class _Step:
         self.start(lane, -1, "root", self.m.root_plan(self.conn, tools), steerable, carried)
 
     def client_followup(self, parent: int) -> None:
-        """A new request after the parent's chain ended: one message, on the parent's lane."""
-        p = self.responses[parent]
+        """A new request after the parent's chain ended: one message, on the parent's lane; it waits in
+        the lane's queue while the lane is busy ("The service ... queues additional creates" [SDK-README])."""
         self.receive(wire.client_followup(parent, self.stream(parent)))
+        if self.m.lane_busy(self.s, self.responses[parent].lane):
+            self.queued = (*self.queued, parent)
+        else:
+            self.start_followup(parent)
+
+    def server_start_queued(self, parent: int) -> None:
+        """The lane is free: its oldest queued request starts."""
+        position = self.queued.index(parent)
+        self.queued = self.queued[:position] + self.queued[position + 1 :]
+        self.start_followup(parent)
+
+    def start_followup(self, parent: int) -> None:
+        """A new request's response; the parent's `successor` stays the first response that continued it."""
+        p = self.responses[parent]
         index = self.start(p.lane, parent, "followup", ("message",), p.steerable, ())
-        self.update(parent, successor=index)
+        if p.successor < 0:
+            self.update(parent, successor=index)
 
     def client_reconnect(self, conn: int) -> None:
         """A fresh connection: nothing of the old one's cache or queues carries over (R14)."""
@@ -671,6 +719,7 @@ class _Step:
         the fact that it is unreachable: all a later steer at it can observe."""
         self.send_close()
         self.connected = False
+        self.queued = ()  # requests still waiting in a lane's queue die with the connection
         carried: list[int] = []
         for index, r in enumerate(self.responses):
             if r.conn != self.conn:

@@ -239,6 +239,8 @@ class Judge:
         return True
 
     def one_continuation_per_parent(self, s: WsState, a: Action, t: WsState, events: Events) -> bool:
+        if a.kind in NEW_REQUESTS:  # a new request after an ended chain continues no queued steering
+            return True
         for data in _groups(events).get("response.created", ()):
             previous = data["response"]["previous_response_id"]
             if previous is not None and s.responses[response_index(previous)].successor >= 0:
@@ -527,6 +529,10 @@ def step_invariants(params: Params) -> list[Always]:
                     for rule, doc in CLIENT_RULES.items()]
 
 
+# The actions that start a new request's response (at once, or from its lane's queue).
+NEW_REQUESTS = ("client.followup", "server.start_queued")
+
+
 # What each step property reads, where it is not every step: the names of the events it judges (any of
 # them sent makes the step its concern) and the kinds of action it judges; on any other step it holds.
 _STEER = ("client.steer",)
@@ -553,7 +559,8 @@ STEP_TRIGGERS: Mapping[str, Trigger] = {
     "inv22-refusal-names-the-parent": ((), _STEER),
     "steer-admission-readings": ((), _STEER),
     "batch-readings": ((), ("server.successor", "client.tool_output")),
-    "response-lineage": (("response.created",), ("server.successor", "client.tool_output", "client.followup")),
+    "response-lineage": (("response.created",), ("server.successor", "client.tool_output", "client.followup",
+                                                  "server.start_queued")),
     "result-facts": (RESULT_EVENTS, ()),
     "terminal-events": ((), ("server.complete", "server.interrupt", "server.fail")),
     **{rule: ((RULE_FRAMES[rule],), ()) for rule in CLIENT_RULES},
@@ -651,7 +658,9 @@ def reading_properties(p: Params) -> list[Always]:
 
     def lineage(s: WsState, a: Action, t: WsState, events: tuple[Event, ...]) -> bool:
         created = [d["response"]["previous_response_id"] for d in _groups(events).get("response.created", ())]
-        if a.kind in ("server.successor", "client.tool_output", "client.followup"):
+        if a.kind == "client.followup" and not created:
+            return a.args[0] in t.queued  # it waits in its lane's queue
+        if a.kind in ("server.successor", "client.tool_output", *NEW_REQUESTS):
             return created == [wire.response_id(a.args[0])]
         return all(previous is None for previous in created) if a.kind == "client.create" else not created
 

@@ -117,7 +117,8 @@ BUGS = (
 # every kind of action the model takes, in the order its coverage table lists them
 ACTION_KINDS = ("client.create", "client.steer", "client.tool_output", "client.reconnect", "client.followup",
                 "server.item", "server.item_done", "server.complete", "server.interrupt", "server.fail",
-                "server.successor", "server.successor_fails", "server.pending", "tool.finish", "fault.disconnect")
+                "server.successor", "server.successor_fails", "server.pending", "server.start_queued", "tool.finish",
+                "fault.disconnect")
 
 DEFAULT_TIMING: Mapping[str, Any] = {
     "default": {"dist": "exponential", "mean": 0.2},

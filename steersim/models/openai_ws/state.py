@@ -76,7 +76,9 @@ class WsState(NamedTuple):
     """`conn` counts connections opened before the current one; `connected` whether it is open;
     `rooted` per lane whether the client created its first response on this connection; `carry` is
     empty unless a bug smuggles steers across a reconnect; `conn_seq` the connection-wide sequence
-    counter (A10 scope `connection`, and the scope of failures that name no available response)."""
+    counter (A10 scope `connection`, and the scope of failures that name no available response); `queued`
+    the parents of new requests that arrived while their lane was busy, in arrival order: a lane runs
+    its requests FIFO, so each starts once the lane is free."""
 
     conn: int
     connected: bool
@@ -85,6 +87,7 @@ class WsState(NamedTuple):
     steers: tuple[Steer, ...] = ()
     carry: tuple[int, ...] = ()
     conn_seq: int = 0
+    queued: tuple[int, ...] = ()
 
 
 def lane_stream_id(stream_ids: str, lane: int) -> str | None:

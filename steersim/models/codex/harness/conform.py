@@ -144,8 +144,10 @@ def write_report(directory: Path, report: dict[str, Any], runs: dict[str, Any], 
         lines += [f"Shown by: {', '.join(f['scenarios'])}.", "", f"Judge: {f['summary']}", "",
                   f"Reproduce: `{f['reproduce']['command']}`", ""]
         if "standalone" in f["reproduce"]:
-            lines += [f"Standalone (public protocol only, exits 1 while it reproduces): "
-                      f"`python3 repro/{Path(f['reproduce']['standalone'].split()[-1]).name}`", ""]
+            script = Path(f["reproduce"]["standalone"].split()[-1]).name
+            lines += [f"Standalone (public protocol only, exits 1 while it reproduces), from this folder: "
+                      f"`python3 repro/{script} --codex {report['target']['binary']}` (without `--codex` it "
+                      f"runs the pinned build of the installed steersim)", ""]
     lines += ["## Seams", "", *(f"- {seam}" for seam in report["target"]["seams"]), ""]
     (directory / "summary.md").write_text("\n".join(lines))
     repros = sorted({CAUSES[f["cause"]].repro for f in report["findings"] if f["cause"] in CAUSES})

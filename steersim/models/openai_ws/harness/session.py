@@ -40,6 +40,17 @@ SERVE_DEFAULTS: Mapping[str, Any] = {"stream_ids": "default", "client_tools": 2,
 MODEL_NAME = "openai-ws"
 
 
+def served_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameters a served session's model runs with. `client_tools` 1 says the model's own client
+    declares its function tool; a served real client decides that itself in its `response.create`, so the
+    server calls the tool whenever the client declares one (as with 2) and serves a client that declares
+    none without a tool call, rather than refusing a request the docs allow (the `tools` of
+    `response.create` are "the same top-level fields as `POST /v1/responses`", all optional)."""
+    if params.get("client_tools") == 1:
+        return {**params, "client_tools": 2}
+    return dict(params)
+
+
 @dataclass
 class Session:
     """The model's run against one real client, across its connections."""
@@ -62,6 +73,7 @@ class Session:
     def __post_init__(self) -> None:
         # by its registered name, as every command builds a model: the model judges a recorded session
         # again through this class on replay, so the two modules must not import each other
+        self.params = served_params(self.params)
         self.model = get_model_spec(MODEL_NAME).build(self.params, self.bug)
         self.product = Product(self.model)
         self.state = self.product.init_states()[0]
@@ -115,7 +127,7 @@ class Session:
         s = self.state[0]
         if name == "response.steer" and len(s.steers) >= self.params["steers"]:
             self.incomplete = f"the client sent more than steers={self.params['steers']} steer frames"
-        followups = sum(1 for r in s.responses if r.origin == "followup")
+        followups = sum(1 for r in s.responses if r.origin == "followup") + len(s.queued)
         if (name == "response.create" and data.get("previous_response_id") and followups >= self.params["followups"]
                 and not any(a.kind == "client.tool_output" for a in self.enabled())):
             self.incomplete = f"the client sent more than followups={self.params['followups']} new requests"

@@ -12,6 +12,7 @@ Exit 1 when the item is left open (it reproduces), 0 when it completes, 2 when t
 """
 
 import argparse
+import importlib.util
 import json
 import os
 import platform
@@ -31,9 +32,26 @@ WAIT = 20.0
 STEER = "Only the Python files, please."
 
 
-def default_codex() -> Path:
+def node_folders() -> list[Path]:
+    """Where the pinned build may be installed: beside this script in the steersim source tree, then in the
+    installed steersim package (this script may be a copy in a `--report` folder). Found without
+    importing steersim: the script needs only the standard library."""
+    folders = [HERE.parent / "node"]
+    spec = importlib.util.find_spec("steersim")
+    if spec is not None and spec.origin:
+        folders.append(Path(spec.origin).parent / "models" / "codex" / "harness" / "node")
+    return folders
+
+
+def codex_in(folder: Path) -> Path:
     package, triple = TRIPLE.get(platform.machine(), TRIPLE["x86_64"])
-    return HERE.parent / "node" / "node_modules" / "@openai" / f"codex-{package}" / "vendor" / triple / "bin" / "codex"
+    return folder / "node_modules" / "@openai" / f"codex-{package}" / "vendor" / triple / "bin" / "codex"
+
+
+def default_codex() -> Path:
+    """The pinned binary in the first folder that has it (else where the last one would have it)."""
+    folders = node_folders()
+    return next((codex_in(f) for f in folders if codex_in(f).exists()), codex_in(folders[-1]))
 
 
 class Backend:
@@ -223,12 +241,18 @@ def reproduce(codex):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--codex", type=Path, default=default_codex(),
-                        help="the codex binary (default: the pinned one)")
+    parser.add_argument("--codex", type=Path, help="the codex binary (default: the pinned one)")
     args = parser.parse_args()
+    if args.codex is None:
+        args.codex = default_codex()
+        if not args.codex.exists():
+            folders = [f for f in node_folders() if (f / "package.json").exists()]  # where npm can install it
+            install = (f"install it with `npm ci --prefix {folders[-1]}`, or" if folders
+                       else "no steersim source tree or installed steersim was found to install it into, so")
+            print(f"no pinned codex build found; {install} pass --codex PATH", file=sys.stderr)
+            return 2
     if not args.codex.exists():
-        print(f"no codex binary at {args.codex}; run `npm ci --prefix steersim/models/codex/harness/node`",
-              file=sys.stderr)
+        print(f"no codex binary at {args.codex}; pass the path of one with --codex PATH", file=sys.stderr)
         return 2
     try:
         return reproduce(args.codex)
