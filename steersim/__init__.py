@@ -50,6 +50,8 @@ _EXPORTS = {
     "diagram_svg": "steersim.draw.diagram",
     "read_trace": "steersim.traces.trace",
     "shortest_run_with": "steersim.traces.canonical",
+    "validate_log": "steersim.harness.logcheck",
+    "LogVerdict": "steersim.harness.logcheck",
     "Browser": "steersim.integrations.browse_page",
     "serve_in_background": "steersim.integrations.browse_page",
 }

@@ -133,6 +133,7 @@ def test_every_built_in_model_covers_its_enabled_kinds_at_the_defaults(name: str
     ("openclaw", {"mode": "interrupt"}),
     ("openclaw", {"tool_execution": "sequential", "compaction": True, "end_listener_window": True, "mode": "collect"}),
     pytest.param("openai-ws", {"followups": 1, "response_failures": True}, marks=pytest.mark.slow),
+    pytest.param("openai-ws", {"followups": 2}, marks=pytest.mark.slow),
     pytest.param("codex", {"bad_steers": True}, marks=pytest.mark.slow)])
 def test_the_setting_a_model_names_does_enable_the_kind(name: str, params: dict) -> None:
     """What `check` says enables a kind does: with that setting, each kind it frees fires."""

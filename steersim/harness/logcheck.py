@@ -162,6 +162,18 @@ def validate_logs(model: Model | ModelBase, files: Sequence[str], fmt: LogFormat
     return [check_log(model, file, records, fmt.projection, max_states) for file, records in logs]
 
 
+def validate_log(model: Model | ModelBase, path: str, format: str = "facts", max_states: int = 1_000_000
+                 ) -> LogVerdict:
+    """Judge one recorded log against `model`, as `steersim validate` does: its `verdict` is `explained`,
+    `finding` (then `finding` holds the record's file and line, the state that explained the log before it
+    and what the model offered there) or `cut` (`max_states` met). A log or format that cannot be read
+    raises `UsageError` naming the file and line."""
+    from steersim.harness.logs import log_format
+
+    fmt = log_format(format)
+    return check_log(model, path, read_log(path, fmt), fmt.projection, max_states)
+
+
 def exit_code(verdicts: Sequence[LogVerdict]) -> int:
     """1 if any log has a finding, else 3 if any was cut, else 0."""
     kinds = {v.verdict for v in verdicts}

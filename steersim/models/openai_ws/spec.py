@@ -137,6 +137,8 @@ def kinds_not_enabled(params: Mapping[str, Any]) -> dict[str, str]:
     off = {}
     if not params["followups"]:
         off["client.followup"] = "followups=1 or more"
+    if params["followups"] < 2:  # a queued request is a second new request sent while the first one runs
+        off["server.start_queued"] = "followups=2 or more"
     if not params["response_failures"]:
         off["server.fail"] = "response_failures=true"
     return off
