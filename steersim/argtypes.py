@@ -20,6 +20,7 @@ import math
 import os
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -242,25 +243,34 @@ def refuse_clashes(args: argparse.Namespace) -> None:
         path = model_source(value) if option == "MODEL" else value
         if path is not None:
             inputs.append((option, path))
-    files, folders = _given(args, OUTPUT_FILES), _given(args, OUTPUT_FOLDERS)
+    refuse_path_clashes(args.command, inputs, _given(args, OUTPUT_FILES), _given(args, OUTPUT_FOLDERS))
+
+
+def refuse_path_clashes(command: str, inputs: Sequence[tuple[str, str]], files: Sequence[tuple[str, str]],
+                        folders: Sequence[tuple[str, str]] = ()) -> None:
+    """The rule of `refuse_clashes` over given (option, path) pairs, for a command that parses its own
+    options (the `conform` and `serve` plugins): None values are left out."""
+    inputs = [(name, path) for name, path in inputs if path]
+    files = [(name, path) for name, path in files if path]
+    folders = [(name, path) for name, path in folders if path]
     for k, (option, out) in enumerate(files):
         for name, source in inputs:
             if _same(out, source) and (option, name) not in ALLOWED_SAME:
                 what = "the model's source" if name == "MODEL" else f"the file read as {name}"
-                raise UsageError(f"{args.command} {option} {out}: that is {what}, which the command would "
+                raise UsageError(f"{command} {option} {out}: that is {what}, which the command would "
                                  "overwrite; give another output path")
         for other, earlier in files[:k]:
             if _same(out, earlier):
-                raise UsageError(f"{args.command} {other} and {option} both name {out}: one output would "
+                raise UsageError(f"{command} {other} and {option} both name {out}: one output would "
                                  "overwrite the other; give each its own path")
     for option, folder in folders:
         for name, source in [*inputs, *files]:
             if _same(folder, source):
-                raise UsageError(f"{args.command} {option} {folder}: that is the file given as {name}; give "
+                raise UsageError(f"{command} {option} {folder}: that is the file given as {name}; give "
                                  "another folder")
         for other, earlier in folders[: folders.index((option, folder))]:
             if _same(folder, earlier):
-                raise UsageError(f"{args.command} {other} and {option} both name folder {folder}: give each "
+                raise UsageError(f"{command} {other} and {option} both name folder {folder}: give each "
                                  "its own folder")
 
 

@@ -73,6 +73,19 @@ def test_validate_never_writes_its_report_over_a_log_it_reads(tmp_path, capsys, 
     assert logs[1].read_text().startswith('{"fact"')
 
 
+@pytest.mark.parametrize("argv,said", [
+    (["conform", "foundry", "--latency", "{out}", "--json", "{out}"], "the file read as --latency"),
+    (["conform", "langgraph", "--json", "{out}", "--report", "{out}"], "the file given as --json"),
+    (["conform", "codex", "--json", "{out}", "--report", "{out}"], "the file given as --json"),
+    (["conform", "openclaw", "--known", "{out}", "--json", "{out}"], "the file read as --known"),
+    (["serve", "openai-ws", "--port", "0", "--seed", "1", "--record", "{out}", "--json", "{out}"], "both name"),
+])
+def test_the_harnesses_never_write_over_their_inputs_or_each_other(tmp_path, capsys, argv, said):
+    out = tmp_path / "x.json"
+    err = refused(capsys, [arg.format(out=out) for arg in argv])
+    assert said in err and not out.exists()
+
+
 def test_a_resumed_checkpoint_may_be_the_runs_checkpoint_too(tmp_path, capsys):
     ckpt = tmp_path / "run.ckpt"
     assert main(["check", "teaching", "--quiet", "--checkpoint", str(ckpt), "--checkpoint-every", "0"]) == EXIT_OK

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from steersim.argtypes import output_file, output_folder
+from steersim.argtypes import output_file, output_folder, refuse_path_clashes
 from steersim.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION, ArgumentParser, UsageError
 from steersim.harness.finding import Finding
 from steersim.models.codex.harness import normalise
@@ -55,6 +55,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
                         help="write summary.md, findings.json, each run's normalised exchange (runs/), its model "
                         "trace for `steersim diagram` (sessions/) and the reproductions of the causes found (repro/)")
     args = parser.parse_args(list(argv))
+    refuse_path_clashes("conform codex", [("--codex", args.codex)], [("--json", args.json)],
+                        [("--report", args.report)])
     unknown = [name for name in args.scenario if name not in NAMED]
     if unknown:
         raise UsageError(f"unknown scenario {unknown[0]!r}; the scenarios are: {', '.join(NAMED)}")

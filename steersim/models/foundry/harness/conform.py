@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from steersim.argtypes import non_negative_int, output_file, output_folder, positive_float
+from steersim.argtypes import non_negative_int, output_file, output_folder, positive_float, refuse_path_clashes
 from steersim.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION, ArgumentParser, UsageError
 from steersim.models.foundry.harness.explore import (
     Exploration,
@@ -61,6 +61,8 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str]) -> int:
     args = parser().parse_args(list(argv))
+    refuse_path_clashes("conform foundry", [("--latency", args.latency)], [("--json", args.json_file)],
+                        [("--report", args.report)])
     if args.runs < 1:
         raise UsageError("--runs takes a positive number of interleavings, for example --runs 1000")
     from steersim.models.foundry.harness.real import FoundryPackage

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from steersim.argtypes import output_file, output_folder
+from steersim.argtypes import output_file, output_folder, refuse_path_clashes
 from steersim.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION, ArgumentParser, UsageError
 from steersim.models.langgraph.harness import scenarios as sc
 from steersim.models.langgraph.harness.progress import Progress
@@ -58,6 +58,7 @@ class Group:
 
 def main(argv: Sequence[str]) -> int:
     args = parser().parse_args(list(argv))
+    refuse_path_clashes("conform langgraph", [], [("--json", args.json_file)], [("--report", args.report)])
     named = [parse_scenario(name) for name in args.scenario]
     from steersim.models.langgraph.harness.causes import attribute
     from steersim.models.langgraph.harness.judge import judge

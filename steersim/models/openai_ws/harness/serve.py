@@ -28,7 +28,7 @@ from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.frames import CloseCode
 
-from steersim.argtypes import non_negative_int, output_file, positive_float, positive_int
+from steersim.argtypes import non_negative_int, output_file, positive_float, positive_int, refuse_path_clashes
 from steersim.core.model import Action
 from steersim.core.paths import action_from_json
 from steersim.core.product import Violation
@@ -327,6 +327,8 @@ def build_parser() -> ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
+    refuse_path_clashes("serve openai-ws", [("--trace", args.trace and str(args.trace))],
+                        [("--record", args.record), ("--json", args.json)])
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port {args.port} is not a TCP port; use 0..65535 (0: any free port)")
     if args.trace is not None:

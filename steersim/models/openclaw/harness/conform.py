@@ -24,7 +24,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from steersim.argtypes import output_file, output_folder
+from steersim.argtypes import output_file, output_folder, refuse_path_clashes
 from steersim.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION, ArgumentParser, UsageError
 from steersim.harness.finding import Finding
 from steersim.interrupts import INTERRUPTED, collect, worker_pool
@@ -60,6 +60,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
                         help="write a readable summary (summary.md, findings.json) "
                         "and the standalone Node reproductions of the defects found (repro/)")
     args = parser.parse_args(list(argv))
+    refuse_path_clashes("conform openclaw", [("--known", args.known)], [("--json", args.json)],
+                        [("--report", args.report)])
     if not 1 <= args.steers <= 3:
         raise UsageError(f"--steers {args.steers} is out of range; use 1..3")
     if args.jobs < 1:
