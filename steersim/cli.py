@@ -395,6 +395,20 @@ def lane_names(text: str) -> list[str]:
     return names
 
 
+def font_scale(text: str) -> float:
+    """`diagram --font-scale FACTOR`: a number within the scales a diagram is drawn at."""
+    from steersim.draw.diagram import FONT_SCALES
+
+    try:
+        factor = float(text)
+    except ValueError:
+        factor = float("nan")
+    if not FONT_SCALES[0] <= factor <= FONT_SCALES[1]:
+        raise argparse.ArgumentTypeError(f"takes a factor from {FONT_SCALES[0]:g} to {FONT_SCALES[1]:g} "
+                                         f"(1 is the usual size; 1.5 or 2 for slides), not {text!r}")
+    return factor
+
+
 def cmd_diagram(args: argparse.Namespace) -> int:
     from steersim.draw.diagram import save_diagram
     from steersim.simulate.timing import TimingProfile
@@ -410,7 +424,7 @@ def cmd_diagram(args: argparse.Namespace) -> int:
         model, path = report_path(report, args.property, args.trace)
         save_diagram(path, args.output, model=model, params=report.get("params") or {}, bug=report.get("bug"),
                      timing=timing, seed=args.seed, width_px=args.width, state_panel=not args.no_state,
-                     title=args.title, steps=args.steps, lanes=args.lanes)
+                     title=args.title, steps=args.steps, lanes=args.lanes, font_scale=args.font_scale)
         print(f"wrote {args.output} ({len(path.steps)} steps)")
         return EXIT_OK
     if args.property is not None:
@@ -420,7 +434,7 @@ def cmd_diagram(args: argparse.Namespace) -> int:
     trace = read_trace(args.trace)
     save_diagram(trace, args.output, model=header_model(trace, args.trace), timing=timing, seed=args.seed,
                  width_px=args.width, state_panel=not args.no_state, title=args.title, steps=args.steps,
-                 lanes=args.lanes)
+                 lanes=args.lanes, font_scale=args.font_scale)
     print(f"wrote {args.output} ({len(trace.steps)} steps)")
     return EXIT_OK
 
@@ -694,6 +708,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--lanes", type=lane_names, metavar="NAME,...",
                    help="draw only these lanes (names or patterns such as tool:*); messages to or from the others "
                         "are left out and counted in the caption")
+    p.add_argument("--font-scale", type=font_scale, default=1.0, metavar="FACTOR",
+                   help="text FACTOR times its usual size (0.5 to 4), with lines, columns and labels spaced to "
+                        "hold it; strokes and markers keep their size (for slides: 1.5 or 2)")
     p.set_defaults(run=cmd_diagram)
 
     p = sub.add_parser("report", help="write a self-contained HTML report: verdicts, counterexamples, diagrams")

@@ -3,6 +3,7 @@ bad values are refused in one line."""
 
 from __future__ import annotations
 
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -99,3 +100,46 @@ def test_bad_lanes_are_refused_in_one_line(trace_file: Path, tmp_path: Path, cap
     assert main(["diagram", str(trace_file), "-o", str(tmp_path / "x.svg"), "--lanes", lanes]) == 2
     err = capsys.readouterr().err
     assert says in err and err.count("\n") == 1
+
+
+def _text_boxes(figure) -> list[tuple[str, float, float, float, float, float]]:
+    """(text, font size, x0, x1, y0, y1) in display units of every label the diagram draws."""
+    renderer = figure.canvas.get_renderer()
+    boxes = []
+    for text in figure.axes[0].texts:
+        if text.get_text():
+            box = text.get_window_extent(renderer)
+            boxes.append((text.get_text(), text.get_fontsize(), box.x0, box.x1, box.y0, box.y1))
+    return boxes
+
+
+def test_a_font_scale_grows_the_text_against_the_drawing_and_keeps_it_clear(trace_file: Path) -> None:
+    from steersim.draw.diagram import timing_diagram
+
+    trace = read_trace(trace_file)
+    usual, large = timing_diagram(trace), timing_diagram(trace, font_scale=2.0)
+    sizes = {text: size for text, size, *_ in _text_boxes(usual)}
+    for text, size, *_ in _text_boxes(large):
+        assert size == pytest.approx(2 * sizes[text]), text
+    # text against the page: larger, since strokes, bars and the least lane gap do not grow
+    assert large.get_figwidth() < 2 * usual.get_figwidth()
+    assert max(s for _, s, *_ in _text_boxes(large)) / large.get_figwidth() > \
+        1.2 * max(s for _, s, *_ in _text_boxes(usual)) / usual.get_figwidth()
+    # every label on the page, and the step table's rows clear of each other
+    width, height = (large.get_figwidth() * large.dpi, large.get_figheight() * large.dpi)
+    boxes = _text_boxes(large)
+    assert all(x0 >= -1 and x1 <= width + 1 and y0 >= -1 and y1 <= height + 1 for _, _, x0, x1, y0, y1 in boxes)
+    steps = sorted((y0, y1) for text, _, x0, _, y0, y1 in boxes if text.isdigit() and x0 < 0.5 * large.dpi * 2)
+    assert len(steps) > 3 and all(lower[1] <= upper[0] + 1 for lower, upper in pairwise(steps))
+
+
+def test_font_scale_reaches_the_svg_and_bad_factors_are_refused(trace_file: Path, tmp_path: Path, capsys) -> None:
+    usual, large = tmp_path / "usual.svg", tmp_path / "large.svg"
+    assert main(["diagram", str(trace_file), "-o", str(usual)]) == 0
+    assert main(["diagram", str(trace_file), "-o", str(large), "--font-scale", "1.5"]) == 0
+    assert "font-size: 10.5px" in large.read_text() and "font-size: 10.5px" not in usual.read_text()
+    capsys.readouterr()
+    for bad in ("0", "9", "big", "nan"):
+        assert main(["diagram", str(trace_file), "-o", str(tmp_path / "x.svg"), "--font-scale", bad]) == 2
+        err = capsys.readouterr().err
+        assert "from 0.5 to 4" in err and err.count("\n") == 1

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import textwrap
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path as FilePath
 from typing import Any
 
@@ -38,6 +39,7 @@ from steersim.traces.trace import Trace, trace_from_path
 LINE = 0.25  # inches per text line
 TITLE_LINE = 0.2  # inches per line of the (wrapped) title
 MARGIN = 3.0  # inches of step / time / action columns
+STEP_COLUMN, TIME_COLUMN, ACTION_COLUMN = 0.45, 1.1, 1.2  # inches: where the step and t end, the action starts
 TRACK = 0.34  # inches per steer track
 LANE = 1.75  # inches between lifelines at least (more where the labels between them need it)
 MAX_SPAN = 4.2  # inches a label may widen the space between two lifelines at most
@@ -58,6 +60,26 @@ MARKERS = {
     "steer.rejected": dict(marker="X"),
     "steer.unknown": dict(marker="D"),
 }
+FONT_SCALES = (0.5, 4.0)  # the font scales a diagram is drawn at: beyond them labels outgrow any page
+
+
+@dataclass(frozen=True)
+class Scale:
+    """A font scale and the distances text decides. Text is drawn `factor` times its usual size, and so
+    are the distances that exist to hold text (line height, the step / time / action columns, the
+    steer tracks with their ids, label widths, the legend, the state panel); strokes, markers, turn bars,
+    the least gap between lifelines and the least page width keep their size. So the text grows against
+    the drawing, which is what a slide shown across a room needs, and no label runs into another."""
+
+    factor: float = 1.0
+
+    def pt(self, size: float) -> float:
+        return size * self.factor
+
+    def inch(self, distance: float) -> float:
+        return distance * self.factor
+
+
 BAND_FILL = {"violation": "#fcebeb", "cause": "#fdf1de"}
 LEGEND = (("steer.submitted", "submitted"), ("steer.accepted", "accepted"), ("steer.applied", "applied"),
           ("steer.failed", "failed / rejected"), ("steer.unknown", "unknown"))
@@ -86,31 +108,35 @@ def timed_trace(source: Trace | Path, model: Model | None = None, params: Mappin
 def timing_diagram(source: Trace | Path, model: Model | None = None, *, params: Mapping[str, Any] | None = None,
                    bug: str | None = None, timing: TimingProfile | None = None, seed: int = 0,
                    title: str | None = None, state_panel: bool = True, steps: tuple[int, int] | None = None,
-                   lanes: Sequence[str] | None = None) -> Figure:
+                   lanes: Sequence[str] | None = None, font_scale: float = 1.0) -> Figure:
     """The timing diagram of a trace or of an explorer path, as a matplotlib Figure (a notebook shows it
     as it is; `save_diagram` writes it). `steps`: only steps first..last, inclusive, numbered from 0;
-    `lanes`: only these lanes (names or patterns, see `steersim.draw.lanes`)."""
-    return _diagram(source, model, params, bug, timing, seed, title, state_panel, steps, lanes)[0]
+    `lanes`: only these lanes (names or patterns, see `steersim.draw.lanes`); `font_scale`: text that
+    many times its usual size, with the room it needs (see `Scale`)."""
+    return _diagram(source, model, params, bug, timing, seed, title, state_panel, steps, lanes, font_scale)[0]
 
 
 def _diagram(source: Trace | Path, model: Model | None = None, params: Mapping[str, Any] | None = None,
              bug: str | None = None, timing: TimingProfile | None = None, seed: int = 0, title: str | None = None,
              state_panel: bool = True, steps: tuple[int, int] | None = None,
-             lanes: Sequence[str] | None = None) -> tuple[Figure, Trace]:
+             lanes: Sequence[str] | None = None, font_scale: float = 1.0) -> tuple[Figure, Trace]:
     """The figure and the timed trace it draws (whose header the file's metadata describes)."""
     trace, provenance = timed_trace(source, model, params, bug, timing, seed)
     loop_start = source.loop_start if isinstance(source, Path) else None
-    return draw_trace(trace, title, provenance, loop_start, model, state_panel, steps, lanes), trace
+    return draw_trace(trace, title, provenance, loop_start, model, state_panel, steps, lanes, font_scale), trace
 
 
 def draw_trace(trace: Trace, title: str | None = None, note: str = "", loop_start: int | None = None,
                model: Model | None = None, state_panel: bool = True, steps: tuple[int, int] | None = None,
-               lanes: Sequence[str] | None = None) -> Figure:
+               lanes: Sequence[str] | None = None, font_scale: float = 1.0) -> Figure:
     """The timing diagram of `trace` as it is (timed or not); `note` follows the title. The model (by
     default the installed one the trace names) tells which event carried which fact. `state_panel`: a
     column right of the lanes with what each step changed in the state (when the trace has views).
     `steps` (first, last): draw only those steps, the rest as one row before and one after. `lanes`: draw
-    only these lanes (`steersim.draw.lanes`)."""
+    only these lanes (`steersim.draw.lanes`). `font_scale`: see `Scale`."""
+    if not FONT_SCALES[0] <= font_scale <= FONT_SCALES[1]:
+        raise UsageError(f"font scale {font_scale}: give a factor from {FONT_SCALES[0]} to {FONT_SCALES[1]} "
+                         "(1 is the usual size)")
     if steps is not None and not 0 <= steps[0] <= steps[1] < len(trace.steps):
         raise UsageError(f"steps {steps[0]}..{steps[1]}: the trace has steps 0..{len(trace.steps) - 1}; "
                          "give a window inside them")
@@ -119,7 +145,7 @@ def draw_trace(trace: Trace, title: str | None = None, note: str = "", loop_star
     plan = layout(trace, f"{heading}  ·  {note}" if note else heading, loop_start, origins, steps)
     if lanes:
         plan = keep_lanes(plan, lanes)
-    return render(plan, len(trace.steps), state_panel)
+    return render(plan, len(trace.steps), state_panel, Scale(font_scale))
 
 
 def _model_of(trace: Trace) -> Model | None:
@@ -184,15 +210,19 @@ def diagram_svg(source: Trace | Path, salt: str, model: Model | None = None, **o
     return inline_svg(timing_diagram(source, model, **options), salt)
 
 
-def lane_positions(plan: Layout, first: float) -> dict[str, float]:
+def lane_positions(plan: Layout, first: float, scale: Scale = Scale()) -> dict[str, float]:
     """Lifelines at least LANE apart, pushed further apart until every message label fits centred
-    between its two lanes (up to MAX_SPAN). Taking the labels in order of their right-hand lane and
-    shifting that lane and all after it keeps every label already placed satisfied, so one pass does."""
+    between its two lanes (up to MAX_SPAN) and neighbouring lane names clear each other. Taking the
+    labels in order of their right-hand lane and shifting that lane and all after it keeps every label
+    already placed satisfied, so one pass does."""
     index = {lane: k for k, lane in enumerate(plan.lanes)}
     xs = [first + LANE * k for k in range(len(plan.lanes))]
-    needs = sorted((max(index[a.source], index[a.target]), min(index[a.source], index[a.target]),
-                    min(MAX_SPAN, len(arrow_label(a)) * CHAR_WIDTH + 0.3))
-                   for a in plan.arrows if a.source != a.target)
+    char = scale.inch(CHAR_WIDTH)
+    needs = sorted([*((max(index[a.source], index[a.target]), min(index[a.source], index[a.target]),
+                       min(scale.inch(MAX_SPAN), len(arrow_label(a)) * char + 0.3))
+                      for a in plan.arrows if a.source != a.target),
+                    *((k, k - 1, (len(plan.lanes[k - 1]) + len(plan.lanes[k])) / 2 * char * NORMAL / SMALL + 0.5)
+                      for k in range(1, len(plan.lanes)))])
     for right, left, width in needs:
         short = width - (xs[right] - xs[left])
         if short > 0:
@@ -204,23 +234,28 @@ def lane_positions(plan: Layout, first: float) -> dict[str, float]:
 class _Canvas:
     """Inches on the page, y growing downwards, lines converted to inches."""
 
-    def __init__(self, plan: Layout, state_panel: bool = True) -> None:
+    def __init__(self, plan: Layout, state_panel: bool = True, scale: Scale = Scale()) -> None:
         self.plan = plan
-        self.track_x0 = MARGIN + 0.15
-        self.lane_x = lane_positions(plan, self.track_x0 + TRACK * len(plan.steers) + 0.25 + LANE / 2)
+        self.u = scale.inch  # a distance that holds text, at this scale
+        self.scale = scale
+        self.track_x0 = self.u(MARGIN) + self.u(0.15)
+        self.track = self.u(TRACK)
+        self.line = self.u(LINE)
+        self.lane_x = lane_positions(plan, self.track_x0 + self.track * len(plan.steers) + 0.25 + LANE / 2, scale)
         last = max(self.lane_x.values(), default=self.track_x0)
-        self.width = max(MIN_WIDTH, last + RIGHT, *(self._label_end(arrow) + 0.2 for arrow in plan.arrows))
+        self.width = max(MIN_WIDTH, last + self.u(RIGHT), *(self._label_end(arrow) + 0.2 for arrow in plan.arrows))
         self.panel_x = None  # the side panel of state changes, when the trace has them
         if state_panel and any(row.changes for row in plan.steps):
             self.panel_x = self.width
-            self.width += PANEL
-        self.title_lines = textwrap.wrap(plan.title, max(40, int((self.width - 0.3) / 0.088)))
-        self.legend_y = 0.12 + TITLE_LINE * len(self.title_lines) + 0.15
+            self.width += self.u(PANEL)
+        self.title_lines = textwrap.wrap(plan.title, max(40, int((self.width - 0.3) / self.u(0.088))))
+        self.legend_y = self.u(0.12 + TITLE_LINE * len(self.title_lines) + 0.15)
         self.legend = legend_items(plan)
-        self.legend_at = place_legend(self.legend, self.width)
+        self.legend_at = place_legend(self.legend, self.width, scale)
         self.legend_rows_extra = max((row for _, row in self.legend_at), default=0)
-        self.top = self.legend_y + LEGEND_ROW * self.legend_rows_extra + (0.55 if plan.notes else 0.35) + 0.55
-        self.height = self.top + (plan.height + 0.6) * LINE + 0.2
+        self.top = (self.legend_y + self.u(LEGEND_ROW) * self.legend_rows_extra
+                    + self.u(0.55 if plan.notes else 0.35) + self.u(0.55))
+        self.height = self.top + (plan.height + 0.6) * self.line + 0.2
         self.figure = new_figure(self.width, self.height)
         ax = self.figure.add_axes((0, 0, 1, 1))
         ax.set_xlim(0, self.width)
@@ -231,22 +266,22 @@ class _Canvas:
     def _label_end(self, arrow: Arrow) -> float:
         """Where an arrow's label ends on the right, placed as `_arrows` places it."""
         x0, x1 = self.lane_x[arrow.source], self.lane_x[arrow.target]
-        width = len(arrow_label(arrow)) * CHAR_WIDTH
+        width = len(arrow_label(arrow)) * self.u(CHAR_WIDTH)
         if x0 == x1:
             return x0 + 0.1 + width
         if width > abs(x1 - x0) - 0.2:
-            return min(x0, x1) + 0.12 + width
+            return min(x0, x1) + self.u(0.12) + width
         return (x0 + x1) / 2 + width / 2
 
     def y(self, line: float) -> float:
-        return self.top + line * LINE
+        return self.top + line * self.line
 
     def text(self, x: float, y: float, s: str, size: float = SMALL, **kw: Any) -> None:
-        self.ax.text(x, y, s, fontsize=size, color=kw.pop("color", COLORS["text"]), **kw)
+        self.ax.text(x, y, s, fontsize=self.scale.pt(size), color=kw.pop("color", COLORS["text"]), **kw)
 
 
-def render(plan: Layout, total_steps: int, state_panel: bool = True) -> Figure:
-    canvas = _Canvas(plan, state_panel)
+def render(plan: Layout, total_steps: int, state_panel: bool = True, scale: Scale = Scale()) -> Figure:
+    canvas = _Canvas(plan, state_panel, scale)
     _header(canvas)
     _lifelines(canvas)
     _banners(canvas)
@@ -284,16 +319,17 @@ def legend_items(plan: Layout) -> list[tuple[str, str, str]]:
     return items
 
 
-def _item_width(glyph: str, label: str) -> float:
-    return {"marker": 0.2, "patch": 0.3, "lost": 0.45, "open": 0.45, "band": 0.45}[glyph] + 0.065 * len(label)
+def _item_width(glyph: str, label: str, scale: Scale) -> float:
+    glyph_width = {"marker": 0.2, "patch": 0.3, "lost": 0.45, "open": 0.45, "band": 0.45}[glyph]
+    return scale.inch(glyph_width + 0.065 * len(label))
 
 
-def place_legend(items: list[tuple[str, str, str]], width: float) -> list[tuple[float, int]]:
+def place_legend(items: list[tuple[str, str, str]], width: float, scale: Scale = Scale()) -> list[tuple[float, int]]:
     """(x, row) of each legend entry: left to right, wrapping before an entry that would cross the right
     edge, so that a narrow diagram keeps its whole legend."""
     out, x, row = [], 0.15, 0
     for glyph, _, label in items:
-        w = _item_width(glyph, label)
+        w = _item_width(glyph, label, scale)
         if x > 0.15 and x + w > width - 0.1:
             x, row = 0.15, row + 1
         out.append((x, row))
@@ -304,37 +340,38 @@ def place_legend(items: list[tuple[str, str, str]], width: float) -> list[tuple[
 def _legend_entry(c: _Canvas, x: float, y: float, glyph: str, key: str, label: str) -> None:
     if glyph == "marker":
         c.ax.plot([x], [y], color=COLORS[key], ms=5, **MARKERS[key])
-        c.text(x + 0.09, y, label, va="center")
+        c.text(x + c.u(0.09), y, label, va="center")
     elif glyph == "patch":
         c.ax.add_patch(Rectangle((x, y - 0.07), 0.12, 0.14, color=COLORS[key], alpha=0.45, lw=0))
-        c.text(x + 0.18, y, label, va="center")
+        c.text(x + c.u(0.18), y, label, va="center")
     elif glyph == "lost":
         c.ax.plot([x, x + 0.22], [y, y], color=COLORS[key], lw=1.6)
         c.ax.plot([x + 0.22], [y], marker="x", ms=6, mew=1.8, color=COLORS[key])
-        c.text(x + 0.3, y, label, va="center")
+        c.text(x + c.u(0.3), y, label, va="center")
     elif glyph == "open":
         c.ax.plot([x, x + 0.22], [y, y], color=COLORS[key], lw=1.6, ls=":")
         c.ax.plot([x + 0.22], [y], marker="v", ms=5, color=COLORS[key])
-        c.text(x + 0.3, y, label, va="center")
+        c.text(x + c.u(0.3), y, label, va="center")
     else:
         c.ax.add_patch(Rectangle((x, y - 0.07), 0.25, 0.14, color=COLORS[key], alpha=0.2, lw=0))
-        c.text(x + 0.31, y, label, va="center")
+        c.text(x + c.u(0.31), y, label, va="center")
 
 
 def _header(c: _Canvas) -> None:
     c.text(0.15, 0.12, "\n".join(c.title_lines), size=9.5, weight="bold", va="top", linespacing=1.25)
     for (glyph, key, label), (x, row) in zip(c.legend, c.legend_at, strict=True):
-        _legend_entry(c, x, c.legend_y + LEGEND_ROW * row, glyph, key, label)
-    y = c.legend_y + LEGEND_ROW * c.legend_rows_extra
+        _legend_entry(c, x, c.legend_y + c.u(LEGEND_ROW) * row, glyph, key, label)
+    y = c.legend_y + c.u(LEGEND_ROW) * c.legend_rows_extra
     if c.plan.notes:
-        c.text(0.15, y + 0.22, "; ".join(c.plan.notes), color=COLORS["violation"], va="center")
-    head = c.top - 0.3
-    for x_col, label, ha in ((0.45, "step", "right"), (1.1, "t", "right"), (1.2, "action", "left")):
-        c.text(x_col, head, label, color=COLORS["muted"], ha=ha, va="center", style="italic")
+        c.text(0.15, y + c.u(0.22), "; ".join(c.plan.notes), color=COLORS["violation"], va="center")
+    head = c.top - c.u(0.3)
+    for x_col, label, ha in ((STEP_COLUMN, "step", "right"), (TIME_COLUMN, "t", "right"),
+                             (ACTION_COLUMN, "action", "left")):
+        c.text(c.u(x_col), head, label, color=COLORS["muted"], ha=ha, va="center", style="italic")
     if c.plan.steers:
-        c.text(c.track_x0, head - 0.2, "steers", color=COLORS["muted"], va="center", style="italic")
+        c.text(c.track_x0, head - c.u(0.2), "steers", color=COLORS["muted"], va="center", style="italic")
     for k, life in enumerate(c.plan.steers):
-        c.text(c.track_x0 + TRACK * (k + 0.5), head, short_id(life.id), ha="center", va="center", size=6.5)
+        c.text(c.track_x0 + c.track * (k + 0.5), head, short_id(life.id), ha="center", va="center", size=6.5)
     bottom = c.y(c.plan.height + 0.2)
     for name, x in c.lane_x.items():
         for y, va in ((head, "center"), (bottom, "top")):
@@ -351,7 +388,7 @@ def _lifelines(c: _Canvas) -> None:
 
 
 def _banners(c: _Canvas) -> None:
-    columns = max(40, int((c.width - 0.5) / 0.062))
+    columns = max(40, int((c.width - 0.5) / c.u(0.062)))
     for banner in c.plan.banners:
         y0, y1 = c.y(banner.y0), c.y(banner.y1)
         colour = COLORS[banner.kind]
@@ -364,14 +401,14 @@ def _banners(c: _Canvas) -> None:
         else:
             texts = [f"✗ {prop} violated ({where}): {message}" for prop, message in banner.broken]
         lines = [textwrap.shorten(text, columns, placeholder=" …") for text in texts]
-        c.text(0.15, y1 - 0.06, "\n".join(lines), size=NORMAL, color=colour, weight="bold",
+        c.text(0.15, y1 - c.u(0.06), "\n".join(lines), size=NORMAL, color=colour, weight="bold",
                va="bottom", linespacing=1.45, zorder=5, bbox=dict(fc=BAND_FILL[banner.kind], ec="none", pad=1))
 
 
 def _elisions(c: _Canvas, total_steps: int) -> None:
     for gap in c.plan.elisions:
         y = c.y(gap.y)
-        c.ax.add_patch(Rectangle((0.05, y - 0.4 * LINE), c.width - 0.1, 0.8 * LINE, color="#eeeeee", lw=0,
+        c.ax.add_patch(Rectangle((0.05, y - 0.4 * c.line), c.width - 0.1, 0.8 * c.line, color="#eeeeee", lw=0,
                                  zorder=0.5))
         span = "" if gap.t_first is None else f", t {gap.t_first:.3f} to {gap.t_last:.3f}"
         if gap.cut:
@@ -379,7 +416,8 @@ def _elisions(c: _Canvas, total_steps: int) -> None:
                     f"({total_steps} steps in all{span})")
         else:
             head = f"⋯ steps {gap.first} to {gap.last} collapsed: nothing steer-related happened{span}"
-        c.text(0.15, y, textwrap.shorten(f"{head}: {gap.summary}", 190, placeholder=" …"), color=COLORS["muted"],
+        c.text(0.15, y, textwrap.shorten(f"{head}: {gap.summary}", int(190 / c.scale.factor),
+                                        placeholder=" …"), color=COLORS["muted"],
                va="center", style="italic", zorder=3)
 
 
@@ -399,7 +437,7 @@ def _panel(c: _Canvas) -> None:
     lines, the rest elided, so that the panel never runs into the next step."""
     if c.panel_x is None:
         return
-    c.text(c.panel_x, c.top - 0.3, "state changes", color=COLORS["muted"], va="center", style="italic")
+    c.text(c.panel_x, c.top - c.u(0.3), "state changes", color=COLORS["muted"], va="center", style="italic")
     c.ax.plot([c.panel_x - 0.1, c.panel_x - 0.1], [c.y(-0.3), c.y(c.plan.height)], color=COLORS["lifeline"],
               lw=0.5, ls=":", zorder=0)
     for row in c.plan.steps:
@@ -417,18 +455,18 @@ def _panel(c: _Canvas) -> None:
 def _margin(c: _Canvas) -> None:
     for row in c.plan.steps:
         y = c.y(row.y)
-        c.text(0.45, y, str(row.index), ha="right", va="center", color=COLORS["muted"])
+        c.text(c.u(STEP_COLUMN), y, str(row.index), ha="right", va="center", color=COLORS["muted"])
         if row.loop_start:
             c.text(0.08, y, "↻", va="center", color=COLORS["violation"], size=NORMAL, weight="bold")
         if row.t is not None:
-            c.text(1.1, y, f"{row.t:.3f}", ha="right", va="center", color=COLORS["muted"])
-        c.text(1.2, y, textwrap.shorten(row.action, 34, placeholder="…"), va="center", family="DejaVu Sans Mono",
-               size=6.5)
+            c.text(c.u(TIME_COLUMN), y, f"{row.t:.3f}", ha="right", va="center", color=COLORS["muted"])
+        c.text(c.u(ACTION_COLUMN), y, textwrap.shorten(row.action, 34, placeholder="…"), va="center",
+               family="DejaVu Sans Mono", size=6.5)
         if row.compressed_gap is not None:
-            c.text(1.1, y - 0.5 * LINE - 0.08, f"≈ +{row.compressed_gap:.2f}", ha="right", va="center",
-                   color=COLORS["muted"], size=6.5, style="italic")
+            c.text(c.u(TIME_COLUMN), y - 0.5 * c.line - c.u(0.08), f"≈ +{row.compressed_gap:.2f}", ha="right",
+                   va="center", color=COLORS["muted"], size=6.5, style="italic")
             for x in c.lane_x.values():
-                c.ax.plot([x - 0.05, x + 0.05], [y - 0.5 * LINE - 0.1, y - 0.5 * LINE - 0.06],
+                c.ax.plot([x - 0.05, x + 0.05], [y - 0.5 * c.line - 0.1, y - 0.5 * c.line - 0.06],
                           color=COLORS["muted"], lw=0.8)
 
 
@@ -439,22 +477,22 @@ def _arrows(c: _Canvas) -> None:
         label = arrow_label(arrow)
         if arrow.source == arrow.target:
             c.ax.plot([x0], [y], marker="o", ms=3, color=COLORS["text"], zorder=3)
-            c.text(x0 + 0.1, y, label, va="center", color=COLORS["muted"], zorder=3)
+            c.text(x0 + c.u(0.1), y, label, va="center", color=COLORS["muted"], zorder=3)
             continue
         c.ax.add_patch(FancyArrowPatch((x0, y), (x1, y), arrowstyle="-|>", mutation_scale=8, lw=0.9,
                                        color=COLORS["text"], shrinkA=0, shrinkB=2, zorder=2))
-        if len(label) * CHAR_WIDTH > abs(x1 - x0) - 0.2:  # too long to centre: start clear of the left bar
-            c.text(min(x0, x1) + 0.12, y - 0.025, label, ha="left", va="bottom", zorder=3)
+        if len(label) * c.u(CHAR_WIDTH) > abs(x1 - x0) - 0.2:  # too long to centre: start clear of the left bar
+            c.text(min(x0, x1) + c.u(0.12), y - c.u(0.025), label, ha="left", va="bottom", zorder=3)
         else:
-            c.text((x0 + x1) / 2, y - 0.025, label, ha="center", va="bottom", zorder=3)
+            c.text((x0 + x1) / 2, y - c.u(0.025), label, ha="center", va="bottom", zorder=3)
 
 
 def _steer_track(c: _Canvas, k: int, life: SteerLife) -> None:
-    x = c.track_x0 + TRACK * (k + 0.5)
+    x = c.track_x0 + c.track * (k + 0.5)
     marks = [(c.y(line), stage) for line, stage in life.marks]
     for k in range(len(marks) - 2, -1, -1):  # two stages on one line: lift the earlier one clear
         if marks[k][0] >= marks[k + 1][0] - 0.05:
-            marks[k] = (marks[k + 1][0] - 0.3 * LINE, marks[k][1])
+            marks[k] = (marks[k + 1][0] - 0.3 * c.line, marks[k][1])
     accepted_at = next((y for y, stage in marks if stage == "steer.accepted"), None)
     first_y = marks[0][0]
     last_y = marks[-1][0]
