@@ -12,7 +12,7 @@ explained by the prefix of a run: an unknown outcome is not a violation.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,9 +34,11 @@ class ObservedView(AdaptedModel):
     The view judges nothing (no properties, no monitor reads its facts): validation asks only whether
     the log is a behaviour, not whether that behaviour is good."""
 
-    def __init__(self, inner: Model | ModelBase, projection: str, kinds: Collection[str]) -> None:
+    def __init__(self, inner: Model | ModelBase, projection: str, kinds: Collection[str],
+                 kind: Callable[[Event], str] | None = None) -> None:
         super().__init__(inner)
         self.kinds = frozenset(kinds)
+        self.kind = kind
         self.projection = projection
         for hook in ("step_facts", "successor_facts", "symmetry", "vector_kernel", "judge_recorded", "is_local"):
             setattr(self, hook, None)  # each speaks of the model's steps or states as a whole; the view hides some
@@ -55,6 +57,9 @@ class ObservedView(AdaptedModel):
     def _shown(self, events: Sequence[Event]) -> list[Event]:
         kinds = self.kinds
         if self.projection == "native":
+            kind = self.kind
+            if kind is not None:
+                return [e for e in events if kind(e) in kinds]
             return [e for e in events if e.name in kinds]
         if self.projection == "events":
             return [observed_event(e.name, dict(e.data)) for e in events if e.name in kinds]
@@ -98,9 +103,11 @@ class LogVerdict:
 
 
 def check_log(model: Model | ModelBase, file: str, records: Sequence[Record], projection: str,
-              max_states: int) -> LogVerdict:
-    """Validate one log's records against `model`, projected as `projection` says."""
-    view = ObservedView(model, projection, {r.event.name for r in records})
+              max_states: int, kind: Callable[[Event], str] | None = None) -> LogVerdict:
+    """Validate one log's records against `model`, projected as `projection` says; `kind` is the
+    format's kind of record (`LogFormat.kind`), by default an event's name."""
+    kinds = {r.event.name for r in records} if kind is None else {kind(r.event) for r in records}
+    view = ObservedView(model, projection, kinds, kind)
     observed = [r.event for r in records]
     try:
         result = validate(view, observed, max_configurations=max_states, open_end=True)
@@ -159,7 +166,7 @@ def validate_logs(model: Model | ModelBase, files: Sequence[str], fmt: LogFormat
                   ) -> list[LogVerdict]:
     """Every log read first (a bad one stops the command before any verdict), then each judged."""
     logs = [(file, read_log(file, fmt)) for file in files]
-    return [check_log(model, file, records, fmt.projection, max_states) for file, records in logs]
+    return [check_log(model, file, records, fmt.projection, max_states, fmt.kind) for file, records in logs]
 
 
 def validate_log(model: Model | ModelBase, path: str, format: str = "facts", max_states: int = 1_000_000
@@ -171,7 +178,7 @@ def validate_log(model: Model | ModelBase, path: str, format: str = "facts", max
     from steersim.harness.logs import log_format
 
     fmt = log_format(format)
-    return check_log(model, path, read_log(path, fmt), fmt.projection, max_states)
+    return check_log(model, path, read_log(path, fmt), fmt.projection, max_states, fmt.kind)
 
 
 def exit_code(verdicts: Sequence[LogVerdict]) -> int:
@@ -251,7 +258,8 @@ def _judge_file(model_ref: str, params: tuple[tuple[str, Any], ...], bug: str | 
 
     fmt = log_format(format_name)
     try:
-        return check_log(built_model(model_ref, params, bug), file, read_log(file, fmt), fmt.projection, max_states)
+        return check_log(built_model(model_ref, params, bug), file, read_log(file, fmt), fmt.projection, max_states,
+                         fmt.kind)
     except UsageError as bad:
         return bad
 
