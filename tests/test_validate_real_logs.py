@@ -15,13 +15,22 @@ from steersim.errors import EXIT_OK, EXIT_VIOLATION
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "validate"
 
-CLEAN = {  # file: (model, format)
-    "codex-appserver-steer-x2-tool.jsonl": ("codex", "codex-appserver"),
-    "codex-appserver-interrupt-tool-sent.jsonl": ("codex", "codex-appserver"),
-    "codex-appserver-start-while-active-tool.jsonl": ("codex", "codex-appserver"),
-    "codex-rollout-steer-x2-tool.jsonl": ("codex", "codex-rollout"),
-    "codex-rollout-interrupt-tool-sent.jsonl": ("codex", "codex-rollout"),
-    "codex-rollout-start-while-active-tool.jsonl": ("codex", "codex-rollout"),
+OPENCLAW = ("openclaw", "openclaw-transcript")
+# the conform scenarios' model setting (`Scenario.model_params`) where it differs from the defaults
+OPENCLAW_RUN = ("-p", "end_listener_window=true")
+
+CLEAN = {  # file: (model, format, options)
+    "codex-appserver-steer-x2-tool.jsonl": ("codex", "codex-appserver", ()),
+    "codex-appserver-interrupt-tool-sent.jsonl": ("codex", "codex-appserver", ()),
+    "codex-appserver-start-while-active-tool.jsonl": ("codex", "codex-appserver", ()),
+    "codex-rollout-steer-x2-tool.jsonl": ("codex", "codex-rollout", ()),
+    "codex-rollout-interrupt-tool-sent.jsonl": ("codex", "codex-rollout", ()),
+    "codex-rollout-start-while-active-tool.jsonl": ("codex", "codex-rollout", ()),
+    # par-one-k2/m1@model_request#2, par-one-k2/m1@message_end:c1#1 and
+    # par-one-k2/m1@message_end:assistant#1,abort@tool_execution_start:c1#1 of `conform openclaw`
+    "openclaw-transcript-steer-while-streaming.jsonl": (*OPENCLAW, OPENCLAW_RUN),
+    "openclaw-transcript-steer-while-tools.jsonl": (*OPENCLAW, OPENCLAW_RUN),
+    "openclaw-transcript-steer-and-abort.jsonl": (*OPENCLAW, (*OPENCLAW_RUN, "-p", "abort=true")),
 }
 
 DEFECTS = {  # file: (model, format, the line the finding names, a word of the system the finding offers)
@@ -42,13 +51,22 @@ DEFECTS = {  # file: (model, format, the line the finding names, a word of the s
     "codex-rollout-result-without-call.jsonl": ("codex", "codex-rollout", 16, "item='c1'"),
     # s1's and s2's item_completed swapped (s2's response_item moved with it)
     "codex-rollout-reordered-history.jsonl": ("codex", "codex-rollout", 21, "item='s1'"),
+    # from openclaw-transcript-steer-while-streaming: the user message m1 deleted; answer 3 answers nothing
+    "openclaw-transcript-lost-steer.jsonl": (*OPENCLAW, 9, "message_end(role='user', id='m1')"),
+    # the assistant's tool-call message appended again while its calls are unanswered: a second turn
+    "openclaw-transcript-two-active-turns.jsonl": (*OPENCLAW, 6, "message_end(role='toolResult', id='c0'"),
+    # c1's result renamed c2: a result for a call the assistant never made
+    "openclaw-transcript-result-without-call.jsonl": (*OPENCLAW, 7, "message_end(role='toolResult'"),
+    # the two tool results swapped: c1's before c0's
+    "openclaw-transcript-reordered-history.jsonl": (*OPENCLAW, 6, "id='c0', text='c0 result'"),
 }
+OPTIONS = {"openclaw": OPENCLAW_RUN}
 
 
 @pytest.mark.parametrize("name", sorted(CLEAN))
 def test_each_recorded_log_is_explained(name: str) -> None:
-    model, fmt = CLEAN[name]
-    assert main(["validate", model, str(FIXTURES / name), "--format", fmt]) == EXIT_OK
+    model, fmt, options = CLEAN[name]
+    assert main(["validate", model, str(FIXTURES / name), "--format", fmt, *options]) == EXIT_OK
 
 
 @pytest.mark.parametrize("name", sorted(DEFECTS))
@@ -56,7 +74,8 @@ def test_each_edited_log_is_flagged_at_its_defect(tmp_path: Path, name: str) -> 
     model, fmt, line, offered = DEFECTS[name]
     path = FIXTURES / name
     out = tmp_path / "report.json"
-    assert main(["validate", model, str(path), "--format", fmt, "--json", str(out)]) == EXIT_VIOLATION
+    options = OPTIONS.get(model, ())
+    assert main(["validate", model, str(path), "--format", fmt, *options, "--json", str(out)]) == EXIT_VIOLATION
     finding = json.loads(out.read_text())["logs"][0]["finding"]
     assert (finding["file"], finding["line"]) == (str(path), line)
     assert finding["record"] == path.read_text().splitlines()[line - 1]

@@ -108,6 +108,7 @@ SYSTEM_FORMATS: dict[str, str] = {
     "openai-ws-frames": "steersim.models.openai_ws.harness.framelog:FRAME_LOG",
     "codex-appserver": "steersim.models.codex.harness.transcript:APPSERVER_LOG",
     "codex-rollout": "steersim.models.codex.harness.rollout:ROLLOUT_LOG",
+    "openclaw-transcript": "steersim.models.openclaw.harness.transcript:TRANSCRIPT_LOG",
 }
 """The readers of real systems' own logs, in their systems' harness packages, imported when asked for."""
 
