@@ -18,6 +18,8 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures" / "validate"
 OPENCLAW = ("openclaw", "openclaw-transcript")
 # the conform scenarios' model setting (`Scenario.model_params`) where it differs from the defaults
 OPENCLAW_RUN = ("-p", "end_listener_window=true")
+LANGGRAPH = ("langgraph", "langgraph-records")
+LANGGRAPH_RUN = ("-p", "runs=2", "-p", "nodes=2")
 
 CLEAN = {  # file: (model, format, options)
     "codex-appserver-steer-x2-tool.jsonl": ("codex", "codex-appserver", ()),
@@ -31,6 +33,10 @@ CLEAN = {  # file: (model, format, options)
     "openclaw-transcript-steer-while-streaming.jsonl": (*OPENCLAW, OPENCLAW_RUN),
     "openclaw-transcript-steer-while-tools.jsonl": (*OPENCLAW, OPENCLAW_RUN),
     "openclaw-transcript-steer-and-abort.jsonl": (*OPENCLAW, (*OPENCLAW_RUN, "-p", "abort=true")),
+    # enqueue@0,enqueue@3, enqueue@0,rollback@6 and enqueue@0,reject@3 of `conform langgraph`
+    "langgraph-records-enqueue.jsonl": (*LANGGRAPH, LANGGRAPH_RUN),
+    "langgraph-records-rollback.jsonl": (*LANGGRAPH, LANGGRAPH_RUN),
+    "langgraph-records-reject.jsonl": (*LANGGRAPH, LANGGRAPH_RUN),
 }
 
 DEFECTS = {  # file: (model, format, the line the finding names, a word of the system the finding offers)
@@ -59,8 +65,16 @@ DEFECTS = {  # file: (model, format, the line the finding names, a word of the s
     "openclaw-transcript-result-without-call.jsonl": (*OPENCLAW, 7, "message_end(role='toolResult'"),
     # the two tool results swapped: c1's before c0's
     "openclaw-transcript-reordered-history.jsonl": (*OPENCLAW, 6, "id='c0', text='c0 result'"),
+    # from langgraph-records-enqueue: the enqueued r2 gone from the records before it ran, the thread idle
+    "langgraph-records-lost-steer.jsonl": (*LANGGRAPH, 9, "run.status(run='r2', status='running'"),
+    # r2 running beside r1
+    "langgraph-records-two-active-turns.jsonl": (*LANGGRAPH, 3, "checkpoint(run='r1', name='r1.0'"),
+    # a checkpoint written for r2, which has not started
+    "langgraph-records-result-without-call.jsonl": (*LANGGRAPH, 4, "checkpoint(run='r1', name='r1.1'"),
+    # the thread's final values with r2's first write before r1's last
+    "langgraph-records-reordered-history.jsonl": (*LANGGRAPH, 14, "run.status(run='r2', status='success'"),
 }
-OPTIONS = {"openclaw": OPENCLAW_RUN}
+OPTIONS = {"openclaw": OPENCLAW_RUN, "langgraph": LANGGRAPH_RUN}
 
 
 @pytest.mark.parametrize("name", sorted(CLEAN))
@@ -80,3 +94,20 @@ def test_each_edited_log_is_flagged_at_its_defect(tmp_path: Path, name: str) -> 
     assert (finding["file"], finding["line"]) == (str(path), line)
     assert finding["record"] == path.read_text().splitlines()[line - 1]
     assert any(offer.startswith(offered) or offered in offer for offer in finding["offered"]), finding["offered"]
+
+
+def test_a_records_log_reads_as_the_conform_recorder_sees_the_server() -> None:
+    """One mechanism: the records a run wrote, read back, are the recorder's events of the kinds records
+    show (the client's answers and the tasks' ends are the harness's own sightings)."""
+    from steersim.harness.logs import Line, log_format
+    from steersim.models.langgraph.harness.conform import parse_scenario
+    from steersim.models.langgraph.harness.runner import Session
+
+    kept: list = []
+    Session(keep_records=True).run([parse_scenario("enqueue@0,rollback@4")], kept.append)
+    (recording,) = kept
+    lines: list[Line] = [(n, row, json.dumps(row)) for n, row in enumerate(recording.records, 1)]
+    read = [r.event for r in log_format("langgraph-records").records("records.jsonl", lines)]
+    sightings = ("run.response", "run.rejected", "task.ended", "stream.joined", "stream.left")
+    assert read == [e for e in recording.events if e.name not in sightings]
+    assert read

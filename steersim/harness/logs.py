@@ -109,6 +109,7 @@ SYSTEM_FORMATS: dict[str, str] = {
     "codex-appserver": "steersim.models.codex.harness.transcript:APPSERVER_LOG",
     "codex-rollout": "steersim.models.codex.harness.rollout:ROLLOUT_LOG",
     "openclaw-transcript": "steersim.models.openclaw.harness.transcript:TRANSCRIPT_LOG",
+    "langgraph-records": "steersim.models.langgraph.harness.records:RECORDS_LOG",
 }
 """The readers of real systems' own logs, in their systems' harness packages, imported when asked for."""
 
