@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from steersim.cli import main
-from steersim.errors import EXIT_OK, EXIT_VIOLATION
+from steersim.errors import EXIT_OK, EXIT_USAGE, EXIT_VIOLATION
+from steersim.models.codex.harness.binary import INSTALL_HINT
+from steersim.models.codex.harness.binary import installed as codex_installed
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "validate"
 
@@ -111,3 +113,43 @@ def test_a_records_log_reads_as_the_conform_recorder_sees_the_server() -> None:
     sightings = ("run.response", "run.rejected", "task.ended", "stream.joined", "stream.left")
     assert read == [e for e in recording.events if e.name not in sightings]
     assert read
+
+
+@pytest.mark.skipif(not codex_installed(), reason=f"the pinned Codex build is not installed; {INSTALL_HINT}")
+def test_an_appserver_transcript_reads_as_the_conform_run_it_records(tmp_path: Path) -> None:
+    """One mechanism: a conform run's transcript, written as `conform --report` writes it and read back,
+    gives the events the conform judge validated."""
+    from steersim.harness.logs import read_log
+    from steersim.models.codex.harness import normalise
+    from steersim.models.codex.harness.binary import find_build
+    from steersim.models.codex.harness.observe import observe
+    from steersim.models.codex.harness.runner import run
+    from steersim.models.codex.harness.scenarios import NAMED
+    from steersim.models.codex.harness.transcript import APPSERVER_LOG
+
+    build = find_build()
+    recording = run(NAMED["steer-x2@tool"], build.binary, build.version)
+    normalise.write(recording, tmp_path / "run.jsonl")
+    read = [r.event for r in read_log(str(tmp_path / "run.jsonl"), APPSERVER_LOG)]
+    assert read == observe(recording)
+    assert any(event.name == "turn/steer" for event in read)
+
+
+BAD_LINES = {  # format: (model, a line the reader cannot read, what the one-line error says)
+    "codex-appserver": ("codex", {"note": "hello"}, "an app-server transcript line is"),
+    "codex-rollout": ("codex", {"type": "event_msg"}, "a rollout line is"),
+    "openclaw-transcript": ("openclaw", {"type": "message", "message": {"role": "system"}},
+                            "a message of role 'system'"),
+    "langgraph-records": ("langgraph", {"runs": [{"run_id": "x"}]}, "a records line is"),
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(BAD_LINES))
+def test_a_line_the_reader_cannot_read_is_bad_input_at_its_line(tmp_path: Path, fmt: str,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    model, line, said = BAD_LINES[fmt]
+    log = tmp_path / "bad.jsonl"
+    log.write_text("\n" + json.dumps(line) + "\n")
+    assert main(["validate", model, str(log), "--format", fmt]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert f"{log}:2: {said}" in err and len(err.strip().splitlines()) == 1
