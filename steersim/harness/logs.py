@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -64,11 +64,14 @@ class LogFormat:
     read_lines: Callable[[str, Sequence[Line]], list[Record]] | None = None
     kind: Callable[[Event], str] | None = None
 
-    def records(self, path: str, lines: Sequence[Line]) -> list[Record]:
+    def records(self, path: str, lines: Iterable[Line]) -> list[Record]:
+        """The log's records from its lines: a line reader keeps no line once read (a long log's parsed
+        objects would otherwise all stay in memory), a whole-log reader gets them all."""
         if self.read_lines is not None:
-            return self.read_lines(path, lines)
+            return self.read_lines(path, list(lines))
         assert self.read_line is not None, f"the {self.name} format has no reader"
-        return [Record(path, number, self.read_line(obj, f"{path}:{number}"), text) for number, obj, text in lines]
+        read = self.read_line
+        return [Record(path, number, read(obj, f"{path}:{number}"), text) for number, obj, text in lines]
 
 
 def observed_event(name: str, data: dict[str, Any]) -> Event:
@@ -131,7 +134,7 @@ def read_log(path: str, fmt: LogFormat) -> list[Record]:
     except (OSError, UnicodeDecodeError) as failed:
         raise LogError(f"{path}: cannot read the log ({failed.__class__.__name__}: {failed}); "
                        "give the path of a UTF-8 text file") from None
-    return fmt.records(path, list(_lines(path, lines, fmt)))
+    return fmt.records(path, _lines(path, lines, fmt))
 
 
 def _lines(path: str, lines: list[str], fmt: LogFormat) -> Iterator[Line]:
