@@ -186,6 +186,7 @@ OUTPUT_FOLDERS: dict[str, tuple[tuple[str, str], ...]] = {
     "simulate": (("--out", "out"), ("--traces", "traces")),
     "estimate": (("--explain", "explain"),),
     "report": (("-o", "output"),),
+    "validate": (("--report", "report"),),
 }
 ALLOWED_SAME = {("--checkpoint", "--resume")}  # output, input: see the module's docstring
 

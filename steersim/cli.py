@@ -534,7 +534,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     _, params, model = _build(args)
     return run_validate(model, args.model, params, args.bug, args.logs, args.format, args.max_states, args.json,
-                        args.workers, args.dask)
+                        args.workers, args.dask, args.report)
 
 
 def _delegate(group: str) -> Callable[[argparse.Namespace], int]:
@@ -729,11 +729,16 @@ def build_parser() -> argparse.ArgumentParser:
     _model_args(p)
     p.add_argument("logs", nargs="+", metavar="LOG", help="recorded log files")
     p.add_argument("--format", default="facts", help="log format: facts (the core facts, default), events "
-                   "(the model's own events) or openai-ws-frames (a Responses WebSocket client's frames)")
+                   "(the model's own events), openai-ws-frames (a Responses WebSocket client's frames), "
+                   "codex-appserver (a conform transcript), codex-rollout (a Codex rollout file), "
+                   "openclaw-transcript (an OpenClaw session transcript) or langgraph-records (a thread's records)")
     p.add_argument("--max-states", type=positive_int, default=1_000_000,
                    help="configurations searched per log at most (exit 3 when met)")
     p.add_argument("--json", type=output_file,
                    help="write a JSON report: per log its verdict, records read and the finding")
+    p.add_argument("--report", type=output_folder, metavar="DIR",
+                   help="write summary.md (a verdict line per log), findings.json and, for each finding, the "
+                   "log's lines around its record (excerpts/)")
     p.add_argument("--workers", type=positive_int, default=1, help="judge the logs in N processes (same report)")
     p.add_argument("--dask", type=dask_address, metavar="ADDRESS|local",
                    help="judge the logs on a Dask cluster: tcp://HOST:PORT or local")

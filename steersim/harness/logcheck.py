@@ -12,7 +12,7 @@ explained by the prefix of a run: an unknown outcome is not a violation.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,9 +34,11 @@ class ObservedView(AdaptedModel):
     The view judges nothing (no properties, no monitor reads its facts): validation asks only whether
     the log is a behaviour, not whether that behaviour is good."""
 
-    def __init__(self, inner: Model | ModelBase, projection: str, kinds: Collection[str]) -> None:
+    def __init__(self, inner: Model | ModelBase, projection: str, kinds: Collection[str],
+                 kind: Callable[[Event], str] | None = None) -> None:
         super().__init__(inner)
         self.kinds = frozenset(kinds)
+        self.kind = kind
         self.projection = projection
         for hook in ("step_facts", "successor_facts", "symmetry", "vector_kernel", "judge_recorded", "is_local"):
             setattr(self, hook, None)  # each speaks of the model's steps or states as a whole; the view hides some
@@ -55,6 +57,9 @@ class ObservedView(AdaptedModel):
     def _shown(self, events: Sequence[Event]) -> list[Event]:
         kinds = self.kinds
         if self.projection == "native":
+            kind = self.kind
+            if kind is not None:
+                return [e for e in events if kind(e) in kinds]
             return [e for e in events if e.name in kinds]
         if self.projection == "events":
             return [observed_event(e.name, dict(e.data)) for e in events if e.name in kinds]
@@ -98,9 +103,11 @@ class LogVerdict:
 
 
 def check_log(model: Model | ModelBase, file: str, records: Sequence[Record], projection: str,
-              max_states: int) -> LogVerdict:
-    """Validate one log's records against `model`, projected as `projection` says."""
-    view = ObservedView(model, projection, {r.event.name for r in records})
+              max_states: int, kind: Callable[[Event], str] | None = None) -> LogVerdict:
+    """Validate one log's records against `model`, projected as `projection` says; `kind` is the
+    format's kind of record (`LogFormat.kind`), by default an event's name."""
+    kinds = {r.event.name for r in records} if kind is None else {kind(r.event) for r in records}
+    view = ObservedView(model, projection, kinds, kind)
     observed = [r.event for r in records]
     try:
         result = validate(view, observed, max_configurations=max_states, open_end=True)
@@ -159,7 +166,7 @@ def validate_logs(model: Model | ModelBase, files: Sequence[str], fmt: LogFormat
                   ) -> list[LogVerdict]:
     """Every log read first (a bad one stops the command before any verdict), then each judged."""
     logs = [(file, read_log(file, fmt)) for file in files]
-    return [check_log(model, file, records, fmt.projection, max_states) for file, records in logs]
+    return [check_log(model, file, records, fmt.projection, max_states, fmt.kind) for file, records in logs]
 
 
 def validate_log(model: Model | ModelBase, path: str, format: str = "facts", max_states: int = 1_000_000
@@ -171,7 +178,7 @@ def validate_log(model: Model | ModelBase, path: str, format: str = "facts", max
     from steersim.harness.logs import log_format
 
     fmt = log_format(format)
-    return check_log(model, path, read_log(path, fmt), fmt.projection, max_states)
+    return check_log(model, path, read_log(path, fmt), fmt.projection, max_states, fmt.kind)
 
 
 def exit_code(verdicts: Sequence[LogVerdict]) -> int:
@@ -191,16 +198,81 @@ def write_json(path: str, model: str, fmt: LogFormat, verdicts: Sequence[LogVerd
         raise UsageError(f"--json {path}: cannot write the report ({failed.strerror}); give a writable path") from None
 
 
+EXCERPT_CONTEXT = 3  # lines shown before and after a finding's record
+EXCERPT_WIDTH = 400  # characters of a line shown at most in an excerpt
+
+
+def excerpt_name(index: int, file: str) -> str:
+    """Where the excerpt of the `index`-th log's finding goes, inside the report folder."""
+    return f"excerpts/{index:03d}-{Path(file).name}.txt"
+
+
+def report_files(folder: str, files: Sequence[str]) -> list[str]:
+    """Every file `--report` may write, known before any log is judged (a log has one finding at most)."""
+    return [str(Path(folder) / name) for name in ("summary.md", "findings.json",
+                                                  *(excerpt_name(k, f) for k, f in enumerate(files, 1)))]
+
+
+def excerpt(file: str, line: int) -> str:
+    """The log's lines around line `line`, numbered, the record's marked with `>`."""
+    try:
+        lines = Path(file).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as failed:
+        return f"(the log could not be read again: {failed.__class__.__name__})"
+    first, last = max(1, line - EXCERPT_CONTEXT), min(len(lines), line + EXCERPT_CONTEXT)
+    width = len(str(last))
+    out = []
+    for number in range(first, last + 1):
+        text = lines[number - 1]
+        if len(text) > EXCERPT_WIDTH:
+            text = text[:EXCERPT_WIDTH] + f" ... ({len(text) - EXCERPT_WIDTH:,} more characters)"
+        out.append(f"{'>' if number == line else ' '} {number:>{width}} | {text}")
+    return "\n".join(out) + "\n"
+
+
+def write_report(folder: str, model: str, fmt: LogFormat, verdicts: Sequence[LogVerdict]) -> None:
+    """summary.md with a verdict line per log and each finding with its excerpt, findings.json (the
+    `--json` report, each finding with the name of its excerpt) and the excerpts."""
+    root = Path(folder)
+    logs = []
+    lines = [f"# steersim validate {model} --format {fmt.name}", "", f"Exit {exit_code(verdicts)}; "
+             f"{sum(v.verdict == 'explained' for v in verdicts)} of {len(verdicts)} log(s) explained.", ""]
+    details = []
+    for index, verdict in enumerate(verdicts, 1):
+        entry = verdict.to_json()
+        if verdict.finding is None:
+            lines.append(f"- {verdict.line()}")
+        else:
+            name = excerpt_name(index, verdict.file)
+            shown = excerpt(str(verdict.finding["file"]), int(verdict.finding["line"]))
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text(shown, encoding="utf-8")
+            entry = {**entry, "excerpt": name}
+            where = f"{verdict.finding['file']}:{verdict.finding['line']}"
+            lines.append(f"- {verdict.file}: finding at {where} ([excerpt]({name}))")
+            details += [f"## {where}", "", verdict.message, "", "```", shown.rstrip("\n"), "```", ""]
+        logs.append(entry)
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "summary.md").write_text("\n".join([*lines, "", *details]).rstrip("\n") + "\n", encoding="utf-8")
+    report = {"model": model, "format": fmt.name, "exit": exit_code(verdicts), "logs": logs}
+    (root / "findings.json").write_text(json.dumps(report, indent=2, default=str) + "\n", encoding="utf-8")
+
+
 def run_validate(model: Model | ModelBase, model_ref: str, params: Mapping[str, Any], bug: str | None,
                  files: Sequence[str], format_name: str, max_states: int, json_path: str | None,
-                 workers: int = 1, dask: str | None = None) -> int:
-    """The command: one line per log, the JSON report if asked, and the exit code. With `workers` > 1
-    the logs are judged in a process pool, with `dask` on a Dask cluster (which reads the logs on its
-    workers: a remote one needs them at the same paths); each worker builds the model once from its
-    reference, and verdicts come back in the order of the logs, so the report is the one a single
-    process writes."""
+                 workers: int = 1, dask: str | None = None, report: str | None = None) -> int:
+    """The command: one line per log, the JSON report and the report folder if asked, and the exit code.
+    With `workers` > 1 the logs are judged in a process pool, with `dask` on a Dask cluster (which reads
+    the logs on its workers: a remote one needs them at the same paths); each worker builds the model
+    once from its reference, and verdicts come back in the order of the logs, so the report is the one a
+    single process writes. A report folder that would write over a log or the `--json` file is refused
+    before any log is judged."""
+    from steersim.argtypes import refuse_path_clashes
     from steersim.harness.logs import log_format
 
+    if report:
+        written = [("--report", path) for path in report_files(report, files)]
+        refuse_path_clashes("validate", [("LOG", file) for file in files], [("--json", json_path or ""), *written])
     fmt = log_format(format_name)
     if dask is not None:
         verdicts = _on_dask(dask, model_ref, params, bug, files, fmt, max_states)
@@ -212,6 +284,12 @@ def run_validate(model: Model | ModelBase, model_ref: str, params: Mapping[str, 
         print(verdict.line())
     if json_path:
         write_json(json_path, model_ref, fmt, verdicts)
+    if report:
+        try:
+            write_report(report, model_ref, fmt, verdicts)
+        except OSError as failed:
+            raise UsageError(f"--report {report}: cannot write the report ({failed.strerror}); give a writable "
+                             "folder") from None
     return exit_code(verdicts)
 
 
@@ -251,7 +329,8 @@ def _judge_file(model_ref: str, params: tuple[tuple[str, Any], ...], bug: str | 
 
     fmt = log_format(format_name)
     try:
-        return check_log(built_model(model_ref, params, bug), file, read_log(file, fmt), fmt.projection, max_states)
+        return check_log(built_model(model_ref, params, bug), file, read_log(file, fmt), fmt.projection, max_states,
+                         fmt.kind)
     except UsageError as bad:
         return bad
 

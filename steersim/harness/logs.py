@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -41,17 +41,37 @@ class Record:
         return f"{self.file}:{self.line}"
 
 
+Line = tuple[int, dict[str, Any], str]  # a log line: its number, its JSON object, its text (stripped)
+
+
 @dataclass(frozen=True)
 class LogFormat:
     """A reader and what it reads. `projection` names how a model's events become comparable with the
     records: "facts" compares the common facts of each event (`model.facts`), "events" the model's own
     events by name and fields, "native" the model's own events whole (source and target too), with the
-    model's own `match_event` (a system's reader builds them as the model does)."""
+    model's own `match_event` (a system's reader builds them as the model does).
+
+    A format reads line by line (`read_line`: one event per line) or the whole log at once (`read_lines`:
+    for a system whose log needs context, such as ids renamed by first sight or lines that say nothing
+    the model speaks of; each record keeps the line it came from). `kind` says which kind of record an
+    event is, for partial observation: by default its name, but a log may record some events of one name
+    and not others (a rollout writes a command's start and not an agent message's)."""
 
     name: str
     doc: str
     projection: str
-    read_line: Callable[[dict[str, Any], str], Event]
+    read_line: Callable[[dict[str, Any], str], Event] | None = None
+    read_lines: Callable[[str, Sequence[Line]], list[Record]] | None = None
+    kind: Callable[[Event], str] | None = None
+
+    def records(self, path: str, lines: Iterable[Line]) -> list[Record]:
+        """The log's records from its lines: a line reader keeps no line once read (a long log's parsed
+        objects would otherwise all stay in memory), a whole-log reader gets them all."""
+        if self.read_lines is not None:
+            return self.read_lines(path, list(lines))
+        assert self.read_line is not None, f"the {self.name} format has no reader"
+        read = self.read_line
+        return [Record(path, number, read(obj, f"{path}:{number}"), text) for number, obj, text in lines]
 
 
 def observed_event(name: str, data: dict[str, Any]) -> Event:
@@ -89,6 +109,10 @@ FORMATS: dict[str, LogFormat] = {
 
 SYSTEM_FORMATS: dict[str, str] = {
     "openai-ws-frames": "steersim.models.openai_ws.harness.framelog:FRAME_LOG",
+    "codex-appserver": "steersim.models.codex.harness.transcript:APPSERVER_LOG",
+    "codex-rollout": "steersim.models.codex.harness.rollout:ROLLOUT_LOG",
+    "openclaw-transcript": "steersim.models.openclaw.harness.transcript:TRANSCRIPT_LOG",
+    "langgraph-records": "steersim.models.langgraph.harness.records:RECORDS_LOG",
 }
 """The readers of real systems' own logs, in their systems' harness packages, imported when asked for."""
 
@@ -110,10 +134,10 @@ def read_log(path: str, fmt: LogFormat) -> list[Record]:
     except (OSError, UnicodeDecodeError) as failed:
         raise LogError(f"{path}: cannot read the log ({failed.__class__.__name__}: {failed}); "
                        "give the path of a UTF-8 text file") from None
-    return list(_records(path, lines, fmt))
+    return fmt.records(path, _lines(path, lines, fmt))
 
 
-def _records(path: str, lines: list[str], fmt: LogFormat) -> Iterator[Record]:
+def _lines(path: str, lines: list[str], fmt: LogFormat) -> Iterator[Line]:
     for number, raw in enumerate(lines, 1):
         text = raw.strip()
         if not text:
@@ -125,4 +149,4 @@ def _records(path: str, lines: list[str], fmt: LogFormat) -> Iterator[Record]:
             raise LogError(f"{where}: not JSON ({bad.msg}); a {fmt.name} log has one JSON object per line") from None
         if not isinstance(obj, dict):
             raise LogError(f"{where}: a {fmt.name} log has one JSON object per line, not {type(obj).__name__}")
-        yield Record(path, number, fmt.read_line(obj, where), text)
+        yield number, obj, text

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 import threading
@@ -62,7 +63,8 @@ Predicate = Callable[[Message], bool]
 class AppServer:
     """A running app-server, its message record and the JSON-RPC ids the harness used."""
 
-    def __init__(self, binary: Path, base_url: str) -> None:
+    def __init__(self, binary: Path, base_url: str, sessions_to: Path | None = None) -> None:
+        self.sessions_to = sessions_to  # where to keep the rollout files Codex wrote, once it has exited
         self._home = tempfile.TemporaryDirectory(prefix="steersim-codex-")
         home = Path(self._home.name)
         (home / "codex-home").mkdir()
@@ -152,6 +154,11 @@ class AppServer:
                 self.process.wait()
         self._reader.join(timeout=5)
         self._stderr.close()
+        sessions = Path(self._home.name) / "codex-home" / "sessions"
+        if self.sessions_to is not None and sessions.is_dir():
+            for rollout in sorted(sessions.rglob("rollout-*.jsonl")):
+                self.sessions_to.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(rollout, self.sessions_to / rollout.name)
         self._home.cleanup()
 
     def __enter__(self) -> AppServer:

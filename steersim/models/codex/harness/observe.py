@@ -85,9 +85,21 @@ class Turns:
         return self.names[real]
 
 
+Origin = tuple[str, int]  # what an event was read from: ("message", i), ("move", i) or ("request", i)
+Timeline = list[tuple[float, int, Event, Origin]]
+
+
 def observe(rec: Recording) -> list[Event]:
+    return [event for event, _ in observe_origins(rec)]
+
+
+def observe_origins(rec: Recording) -> list[tuple[Event, Origin]]:
+    """The recording's events in the order the model sees them, each with what it was read from: a
+    message of `rec.messages` (a request's event, from the request the client sent), one of `rec.moves` or
+    a model request of `rec.requests` (by its position there), so that a reader of a recorded transcript
+    can name the line each event came from."""
     turns = Turns()
-    timeline: list[tuple[float, int, Event]] = []
+    timeline: Timeline = []
     replies = {m.body["id"]: (i, m.body) for i, m in enumerate(rec.messages)
                if not m.out and "id" in m.body and "method" not in m.body}
     accepted_by: dict[str, str] = {}  # steer -> the turn that accepted it
@@ -98,29 +110,29 @@ def observe(rec: Recording) -> list[Event]:
 
     for i, m in enumerate(rec.messages):
         if m.out:
-            _request_event(m.body, replies, first_caused, rec, turns, accepted_by, turn_replies, timeline)
+            _request_event(i, m.body, replies, first_caused, rec, turns, accepted_by, turn_replies, timeline)
             continue
         method, params = m.method, m.body.get("params", {})
         if method == "turn/started":
-            timeline.append((i, 0, P.turn_started(turns(params["turn"]["id"]))))
+            timeline.append((i, 0, P.turn_started(turns(params["turn"]["id"])), ("message", i)))
         elif method == "turn/completed":
             turn = params["turn"]
-            timeline.append((i, 0, P.turn_completed(turns(turn["id"]), turn["status"], ())))
+            timeline.append((i, 0, P.turn_completed(turns(turn["id"]), turn["status"], ()), ("message", i)))
         elif method in ("item/started", "item/completed") and params.get("item", {}).get("type") in P.ITEM_TYPES:
             item = params["item"]
             kind = item["type"]
             ident = message_of(item) if kind == P.USER_MESSAGE else backend_item(str(item["id"]))
             phase = method.split("/")[1]
-            timeline.append((i, 0, P.item(phase, kind, ident, turns(params["turnId"]))))
+            timeline.append((i, 0, P.item(phase, kind, ident, turns(params["turnId"])), ("message", i)))
             if phase == "completed":
                 (completed_user if kind == P.USER_MESSAGE else completed_call).setdefault(ident, i)
-    for move in rec.moves:
+    for number, move in enumerate(rec.moves):
         index = move.index if move.name != P.TOOL_FINISHED else backend_item(str(move.index))
         event = P.tool_finished(str(index)) if move.name == P.TOOL_FINISHED else P.backend(move.name, int(index))
-        timeline.append((move.at - 0.5, 0, event))
+        timeline.append((move.at - 0.5, 0, event, ("move", number)))
     _place_requests(rec, turns, accepted_by, completed_user, completed_call, turn_replies, timeline)
     timeline.sort(key=lambda entry: (entry[0], entry[1]))
-    return _with_cuts([event for _, _, event in timeline], accepted_by)
+    return _with_cuts([(event, origin) for _, _, event, origin in timeline], accepted_by)
 
 
 def _first_caused(rec: Recording) -> dict[tuple[str, str], int]:
@@ -140,29 +152,31 @@ def _first_caused(rec: Recording) -> dict[tuple[str, str], int]:
     return first
 
 
-def _request_event(body: dict[str, Any], replies: dict[int, tuple[int, dict[str, Any]]],
+def _request_event(sent: int, body: dict[str, Any], replies: dict[int, tuple[int, dict[str, Any]]],
                    first_caused: dict[tuple[str, str], int], rec: Recording, turns: Turns,
-                   accepted_by: dict[str, str], turn_replies: dict[str, float],
-                   timeline: list[tuple[float, int, Event]]) -> None:
+                   accepted_by: dict[str, str], turn_replies: dict[str, float], timeline: Timeline) -> None:
+    """The event of the request the client sent at message `sent`, placed where Codex answered it."""
     method = body.get("method")
+    origin = ("message", sent)
     if method not in ("turn/start", "turn/steer", "turn/interrupt", "thread/read") or body["id"] not in replies:
         return
     at, reply = replies[body["id"]]
     result, params = reply.get("result"), body["params"]
     if method == "thread/read":
         items = [i for t in (result or {}).get("thread", {}).get("turns", []) for i in t.get("items", [])]
-        timeline.append((at, 0, P.thread_read(tuple(message_of(i) for i in items if i["type"] == P.USER_MESSAGE))))
+        timeline.append((at, 0, P.thread_read(tuple(message_of(i) for i in items if i["type"] == P.USER_MESSAGE)),
+                         origin))
         return
     if method == "turn/interrupt":
         event = P.turn_interrupt(turns(params["turnId"]))
         if result is None:
             event = P.event(P.CLIENT, P.CODEX, method, turn=turns(params["turnId"]), outcome=error_code(reply["error"]))
-        timeline.append((at, 0, event))
+        timeline.append((at, 0, event, origin))
         return
     ident, expected, empty = rec.sent_kinds[body["id"]]
     if method == "turn/start":
         if result is None:
-            timeline.append((at, 0, P.turn_start(ident, error_code(reply["error"]), "")))
+            timeline.append((at, 0, P.turn_start(ident, error_code(reply["error"]), ""), origin))
             return
         real = result["turn"]["id"]
         new = real not in turns.names
@@ -172,15 +186,15 @@ def _request_event(body: dict[str, Any], replies: dict[int, tuple[int, dict[str,
             turn_replies[turn] = placed
         else:
             accepted_by[ident] = turn
-        timeline.append((placed, 0, P.turn_start(ident, P.STARTED if new else P.STEERED, turn)))
+        timeline.append((placed, 0, P.turn_start(ident, P.STARTED if new else P.STEERED, turn), origin))
         return
     if result is None:
-        timeline.append((at, 0, P.turn_steer(ident, expected, empty, error_code(reply["error"]), "")))
+        timeline.append((at, 0, P.turn_steer(ident, expected, empty, error_code(reply["error"]), ""), origin))
         return
     turn = turns(result["turnId"])
     accepted_by[ident] = turn
     placed = _standing(at, first_caused.get(("message", ident)))
-    timeline.append((placed, 0, P.turn_steer(ident, expected, empty, P.ACCEPTED, turn)))
+    timeline.append((placed, 0, P.turn_steer(ident, expected, empty, P.ACCEPTED, turn), origin))
 
 
 def _standing(reply: float, caused: int | None) -> float:
@@ -189,12 +203,11 @@ def _standing(reply: float, caused: int | None) -> float:
 
 
 def _place_requests(rec: Recording, turns: Turns, accepted_by: dict[str, str], completed_user: dict[str, int],
-                    completed_call: dict[str, int], turn_replies: dict[str, float],
-                    timeline: list[tuple[float, int, Event]]) -> None:
+                    completed_call: dict[str, int], turn_replies: dict[str, float], timeline: Timeline) -> None:
     seen: set[str] = set()
     reached_in: dict[str, set[str]] = {}
     seen_outputs: set[str] = set()
-    for request in sorted(rec.requests, key=lambda r: r.index):
+    for number, request in sorted(enumerate(rec.requests), key=lambda entry: entry[1].index):
         messages, outputs = carried(request.body)
         real_turn = str(request.body.get("client_metadata", {}).get("turn_id", ""))
         turn = turns(real_turn) if real_turn else "?"
@@ -210,19 +223,19 @@ def _place_requests(rec: Recording, turns: Turns, accepted_by: dict[str, str], c
         already.update(messages)
         seen.update(messages)
         seen_outputs.update(outputs)
-        timeline.append((at, request.index, P.request(request.index, turn, messages, reached)))
+        timeline.append((at, request.index, P.request(request.index, turn, messages, reached), ("request", number)))
 
 
-def _with_cuts(events: Iterable[Event], accepted_by: dict[str, str]) -> list[Event]:
+def _with_cuts(events: Iterable[tuple[Event, Origin]], accepted_by: dict[str, str]) -> list[tuple[Event, Origin]]:
     """An interrupted turn/completed names the steers its turn accepted that none of its requests carried."""
-    out: list[Event] = []
+    out: list[tuple[Event, Origin]] = []
     reached: set[str] = set()
-    for event in events:
+    for event, origin in events:
         if event.name == P.REQUEST:
             reached.update(event.data["reached"])
         if event.name == "turn/completed" and event.data["status"] == "interrupted":
             turn = event.data["turn"]
             cut = tuple(m for m, t in accepted_by.items() if t == turn and m not in reached)
             event = P.turn_completed(turn, event.data["status"], cut)
-        out.append(event)
+        out.append((event, origin))
     return out

@@ -277,10 +277,11 @@ def release(pipe: Path) -> None:
         os.close(fd)
 
 
-def run(scenario: Scenario, binary: Path, version: str = "") -> Recording:
-    """Run `scenario` against a fresh app-server; the recording, ending `ok` or with what stalled."""
+def run(scenario: Scenario, binary: Path, version: str = "", sessions_to: Path | None = None) -> Recording:
+    """Run `scenario` against a fresh app-server; the recording, ending `ok` or with what stalled. With
+    `sessions_to`, the rollout files Codex wrote for the run are kept there (`--format codex-rollout`)."""
     recording = Recording(scenario.name, version=version)
-    with Backend() as backend, AppServer(binary, backend.base_url) as server:
+    with Backend() as backend, AppServer(binary, backend.base_url, sessions_to) as server:
         state = Run(server, backend, recording)
         try:
             state.thread = server.start_session()

@@ -37,6 +37,7 @@ class Recording:
     observations: list[Observation] = field(default_factory=list)
     end: str = ""
     steps: int = 0
+    records: list[dict[str, Any]] = field(default_factory=list)  # with Session(keep_records=True)
 
     @property
     def events(self) -> list[Event]:
@@ -46,8 +47,9 @@ class Recording:
 class Session:
     """The server, its dispatcher and one HTTP client over ASGI, on one `InlineExecutorLoop`."""
 
-    def __init__(self, scheduler: Callable[[Scenario], Scheduler] | None = None) -> None:
+    def __init__(self, scheduler: Callable[[Scenario], Scheduler] | None = None, keep_records: bool = False) -> None:
         self.scheduler = scheduler or (lambda _: ReplayScheduler(()))
+        self.keep_records = keep_records  # each recording keeps the thread's records as they changed
         self.loop = server.InlineExecutorLoop(ReplayScheduler(()))  # each scenario is bounded by HORIZON_S
         self.recorder: Recorder | None = None
         self.loop.after_step.append(self._observe)
@@ -93,6 +95,8 @@ class Session:
         thread_id = (await client.post("/threads", json={})).json()["thread_id"]
         recorder = Recorder(self.loop, thread_id)
         recorder.start()
+        if self.keep_records:
+            recorder.log = []
         self.loop.scheduler = self.scheduler(scenario)
         self.recorder = recorder
         steps = self.loop.steps
@@ -109,7 +113,7 @@ class Session:
         await asyncio.gather(*drivers, return_exceptions=True)
         self.loop.scheduler = ReplayScheduler(())
         await client.delete(f"/threads/{thread_id}")
-        return Recording(scenario, recorder.observations, end, self.loop.steps - steps)
+        return Recording(scenario, recorder.observations, end, self.loop.steps - steps, recorder.log or [])
 
     async def _until_quiet(self, recorder: Recorder, drivers: list[asyncio.Task]) -> None:
         await asyncio.gather(*drivers)

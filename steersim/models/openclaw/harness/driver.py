@@ -76,9 +76,12 @@ def find_target(package_dir: str | None) -> Target:
     return Target(directory, data.get("name", "?"), data.get("version", "?"))
 
 
-def run(target: Target, scenarios: Sequence[Scenario], timeout: float | None = None) -> list[dict[str, Any]]:
+def run(target: Target, scenarios: Sequence[Scenario], timeout: float | None = None,
+        transcripts: bool = False) -> list[dict[str, Any]]:
     """Run every scenario in one driver process; one result per scenario, in order. Unless given, the
-    timeout grows with the number of scenarios (a session-layer scenario takes about 0.1 s)."""
+    timeout grows with the number of scenarios (a session-layer scenario takes about 0.1 s). With
+    `transcripts`, each session-layer result also holds the session's transcript as OpenClaw persists it
+    (`transcript`: its entries, in order)."""
     timeout = timeout if timeout is not None else 120.0 + 0.5 * len(scenarios)
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
         json.dump([scenario.to_json() for scenario in scenarios], handle)
@@ -86,7 +89,7 @@ def run(target: Target, scenarios: Sequence[Scenario], timeout: float | None = N
     try:
         completed = subprocess.run(
             [str(node_binary()), str(NODE_DIR / "driver.mjs"), "--package-dir", str(target.directory),
-             "--scenarios", str(path)],
+             "--scenarios", str(path), *(["--transcripts", "yes"] if transcripts else [])],
             capture_output=True, text=True, timeout=timeout, check=False)
     finally:
         path.unlink(missing_ok=True)

@@ -177,6 +177,7 @@ async function runScenario(core, layer, scenario) {
   const plan = scenario.plan.map((step) => ({ ...step, done: false }));
   let agent;
   let session;
+  let sessionManager;
   let requests = 0;
   let accepting = true;
   let aborted = false;
@@ -275,12 +276,13 @@ async function runScenario(core, layer, scenario) {
     toolCall.id === `c${scenario.blockedCall}` ? { block: true, reason: "blocked by policy" } : undefined;
   if (layer.session) {
     const { dir } = layer.session;
+    sessionManager = layer.session.SessionManager.inMemory(dir);
     ({ session } = await layer.session.createAgentSession({
       cwd: dir, agentDir: dir, authStorage: layer.session.authStorage, modelRegistry: layer.session.modelRegistry,
       resourceLoader: layer.session.resourceLoader,
       settingsManager: layer.session.SettingsManager.inMemory({ steeringMode: scenario.steeringMode,
         followUpMode: scenario.followUpMode }),
-      sessionManager: layer.session.SessionManager.inMemory(dir), model: MODEL, tools: [tool.name],
+      sessionManager, model: MODEL, tools: [tool.name],
       customTools: [tool],
     }));
     agent = session.agent;
@@ -340,7 +342,11 @@ async function runScenario(core, layer, scenario) {
   if (failures.length > 0 && error === null) error = failures.join("\n");
   const texts = (queue) => queue.messages.map((m) => textOf(m.content));
   records.push({ ev: "settled", queued: texts(agent.steeringQueue), followUps: texts(agent.followUpQueue) });
-  return { name: scenario.name, records, unperformed: plan.filter((s) => !s.done).length, error };
+  const result = { name: scenario.name, records, unperformed: plan.filter((s) => !s.done).length, error };
+  // With --transcripts yes, the session's transcript as OpenClaw persists it (its transcript events, one
+  // JSON object a line in an exported or archived session), for `steersim validate --format openclaw-transcript`.
+  if (args.transcripts === "yes" && sessionManager) result.transcript = sessionManager.getPersistedEntries();
+  return result;
 }
 
 const args = parseArgs(process.argv.slice(2));
