@@ -15,6 +15,7 @@ from steersim.harness.finding import Finding
 from steersim.models.pydantic_ai.harness.runner import Recording
 
 REPRO = Path(__file__).parent / "repro"
+UNEXPLAINED = "unexplained"
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,7 @@ def attribute(rec: Recording, findings: list[Finding]) -> dict[str, list[Finding
         return {}
     if rec.scenario.mode == "run_stream" and _dropped_at_end(rec):
         return {"run-stream-drops-queued-messages": findings}
-    return {"unexplained": findings}
+    return {UNEXPLAINED: findings}
 
 
 def _dropped_at_end(rec: Recording) -> bool:

@@ -22,7 +22,7 @@ def model_params(rec: Recording) -> dict[str, Any]:
     """The model configuration that covers the scenario."""
     s = rec.scenario
     return {"runs": s.runs, "messages": len(s.arrivals), "priority": "any", "tool_calls": s.calls,
-            "tool_rounds": 1 if s.calls else 0, "dequeue": s.dequeue, "reprioritise": False,
+            "tool_rounds": 1 if s.calls else 0, "dequeue": s.dequeue, "reprioritise": s.promote,
             "cancel": bool(s.cancel), "cancelled_queue": "stranded"}
 
 
@@ -49,7 +49,8 @@ def monitor_findings(model: Any, rec: Recording) -> list[Finding]:
 def record_findings(rec: Recording) -> list[Finding]:
     """Pydantic AI's own promises, judged on the events: a `when_idle` message is delivered only by the end
     of a run (`redirect`), never into a request the run makes on its own; `enqueue` on a run that has ended
-    raises `UserError`."""
+    raises `UserError`; the results of tool calls that finished before a cancellation are kept in the history a
+    continuing run sends."""
     priority: dict[str, str] = {}
     ended: set[str] = set()
     current = "r1"
@@ -60,9 +61,9 @@ def record_findings(rec: Recording) -> list[Finding]:
             current = d["run"]
         elif event.name in ("run.ended", "cancel"):
             ended.add(d["run"])
-        elif event.name == "enqueue":
+        elif event.name in ("enqueue", "priority"):
             priority[d["msg"]] = d["priority"]
-            if d["accepted"] and current in ended and "after-end" not in found:
+            if event.name == "enqueue" and d["accepted"] and current in ended and "after-end" not in found:
                 found["after-end"] = Finding("enqueue-raises-after-end", "record",
                                              f"{d['msg']} was accepted by {current}, which had ended",
                                              position=position)
@@ -72,6 +73,10 @@ def record_findings(rec: Recording) -> list[Finding]:
                 found["early"] = Finding("when-idle-waits-for-end", "record",
                                          f"when_idle {', '.join(early)} went into {d['turn']}, a request the run "
                                          "made on its own", position=position)
+    if rec.lost_results:
+        found["kept"] = Finding("finished-results-kept", "record",
+                                f"calls {', '.join(rec.lost_results)} returned before the run was cancelled, but the "
+                                "continuing run's first request does not carry their results")
     return list(found.values())
 
 

@@ -49,6 +49,7 @@ class Recording:
     end: str = ""
     version: str = ""
     notes: list[str] = field(default_factory=list)  # what the harness saw that is no event: errors, outputs
+    lost_results: list[str] = field(default_factory=list)  # calls that returned, missing from the continued history
 
     @property
     def events(self) -> list[Event]:
@@ -75,10 +76,13 @@ class Driven:
         self.open_calls: set[str] = set()
         self.closed_out: set[str] = set()
         self.ids: dict[int, str] = {}  # message -> enqueue_id
+        self.priorities: dict[int, str] = {}
         self.handle: Any = None  # what the driver enqueues into: the AgentRun (iter) or the run's RunContext
         self.points: dict[str, asyncio.Future[None]] = {}
         self.started_tools = 0
         self.cancel_at: int | None = None  # the observation of the cancel, filled once the run has stopped
+        self.tool_ctx: Any = None  # the first tool call's own RunContext
+        self.returned: set[str] = set()  # calls that returned in a run that was then cancelled
 
     # ------------------------------------------------------------------ recording
     def note(self, name: str, **data: Any) -> int:
@@ -101,6 +105,7 @@ class Driven:
         counts: dict[str, int] = {}
         order: list[str] = []
         closed: list[str] = []
+        kept: set[str] = set()
         for message in messages:
             if not isinstance(message, ModelRequest):
                 continue
@@ -111,14 +116,18 @@ class Driven:
                     counts[name] = counts.get(name, 0) + 1
                     if counts[name] > self.delivered.get(name, 0):
                         order.append(name)
-                elif isinstance(part, ToolReturnPart) and part.outcome == "interrupted" and \
-                        part.tool_call_id not in self.closed_out:
-                    closed.append(part.tool_call_id)
+                elif isinstance(part, ToolReturnPart) and part.outcome == "interrupted":
+                    if part.tool_call_id not in self.closed_out:
+                        closed.append(part.tool_call_id)
+                elif isinstance(part, ToolReturnPart):
+                    kept.add(part.tool_call_id)
         for name in order:
             self.delivered[name] = self.delivered.get(name, 0) + 1
         self.closed_out |= set(closed)
         self.requests += 1
         turn = turn_name(self.run, self.requests)
+        if self.run and self.requests == 1 and self.returned - kept:
+            self.rec.lost_results.extend(sorted(self.returned - kept))
         if self.final_seen and order:
             self.note("redirect", run=run_name(self.run), turn=turn, delivered=tuple(order))
             order = []
@@ -178,6 +187,8 @@ class Driven:
             call = str(ctx.tool_call_id)
             self.note("tool.started", call=call)
             self.started_tools += 1
+            if self.tool_ctx is None:
+                self.tool_ctx = ctx
             if self.run == 0:
                 self.reached("tool")
                 if self.started_tools == self.scenario.calls:
@@ -185,18 +196,26 @@ class Driven:
             self.open_calls.add(call)
             await asyncio.sleep(TOOL_S + i / 2)
             self.open_calls.discard(call)
+            self.returned.add(call)
             self.note("tool.returned", call=call)
+            if self.run == 0 and self.scenario.calls > 1:
+                self.reached("returned")
             return f"worked {i}"
 
         return agent
 
     # ------------------------------------------------------------------ the client
+    def target(self, k: int, priority: str) -> str:
+        """As the model orders steers: on their priority's queue, or each alone when priorities change."""
+        return f"{CHAIN}.{message_name(k)}" if self.scenario.promote else f"{CHAIN}.{priority}"
+
     def enqueue(self, k: int, priority: str, via: str) -> None:
         answer: list[Any] = []
+        handle = self.tool_ctx if via == "tool" else self.handle
 
         def call() -> None:
             try:
-                answer.append(self.handle.enqueue(marker(k), priority=priority))
+                answer.append(handle.enqueue(marker(k), priority=priority))
             except UserError as refused:
                 answer.append(refused)
 
@@ -209,7 +228,19 @@ class Driven:
         accepted = isinstance(answer[0], str)
         if accepted:
             self.ids[k] = answer[0]
-        self.note("enqueue", msg=message_name(k), priority=priority, target=f"{CHAIN}.{priority}", accepted=accepted)
+        self.priorities[k] = priority
+        self.note("enqueue", msg=message_name(k), priority=priority, target=self.target(k, priority),
+                  accepted=accepted)
+
+    def promote(self, k: int) -> None:
+        if k not in self.ids:
+            return
+        other = "asap" if self.priorities[k] == "when_idle" else "when_idle"
+        changed = bool(self.handle.set_enqueue_priority(self.ids[k], other))
+        name = message_name(k)
+        if changed or not self.delivered.get(name):
+            self.priorities[k] = other
+            self.note("priority", msg=name, priority=other)
 
     def dequeue(self, k: int) -> None:
         if k not in self.ids:
@@ -235,6 +266,8 @@ class Driven:
             await self.point(arrival.point)
             if s.dequeue and k == 1:
                 self.dequeue(0)
+            if s.promote and k == 1:
+                self.promote(0)
             self.enqueue(k, arrival.priority, arrival.via)
         if s.cancel and "cancelled" not in self.points:
             await self.point(s.cancel)
