@@ -16,6 +16,7 @@ from steersim.models.pydantic_ai.harness.runner import Recording
 
 REPRO = Path(__file__).parent / "repro"
 UNEXPLAINED = "unexplained"
+SYSTEM = "Pydantic AI"  # whose documentation a cause's verdict cites
 
 
 @dataclass(frozen=True)

@@ -17,13 +17,25 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic_ai import Agent, RunContext
-from pydantic_ai.capabilities import Hooks
-from pydantic_ai.exceptions import RunCancelled, UserError
-from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart, UserPromptPart
-from pydantic_ai.models.function import DeltaToolCall, FunctionModel
-
 from steersim.core.model import Event
+from steersim.errors import UsageError
+
+try:
+    from pydantic_ai import Agent, RunContext
+    from pydantic_ai.capabilities import Hooks
+    from pydantic_ai.exceptions import RunCancelled, UserError
+    from pydantic_ai.messages import (
+        ModelRequest,
+        ModelResponse,
+        TextPart,
+        ToolCallPart,
+        ToolReturnPart,
+        UserPromptPart,
+    )
+    from pydantic_ai.models.function import DeltaToolCall, FunctionModel
+except ImportError as missing:  # the extra is optional
+    raise UsageError(f"Pydantic AI is not installed ({missing}); "
+                     "run pip install -e '.[pydantic-ai]' -c constraints/test.txt") from None
 from steersim.harness.vloop import ReplayScheduler, VirtualLoop
 from steersim.models.pydantic_ai.harness.scenarios import Scenario
 from steersim.models.pydantic_ai.state import CHAIN, call_name, message_name, run_name, turn_name
