@@ -37,7 +37,7 @@ except ImportError as missing:  # the extra is optional
     raise UsageError(f"Pydantic AI is not installed ({missing}); "
                      "run pip install -e '.[pydantic-ai]' -c constraints/test.txt") from None
 from steersim.harness.vloop import ReplayScheduler, VirtualLoop
-from steersim.models.pydantic_ai.harness.scenarios import Scenario
+from steersim.models.pydantic_ai.harness.scenarios import POINTS, Scenario
 from steersim.models.pydantic_ai.state import CHAIN, call_name, message_name, run_name, turn_name
 
 HORIZON_S = 60.0
@@ -95,6 +95,7 @@ class Driven:
         self.cancel_at: int | None = None  # the observation of the cancel, filled once the run has stopped
         self.tool_ctx: Any = None  # the first tool call's own RunContext
         self.returned: set[str] = set()  # calls that returned in a run that was then cancelled
+        self.ended = False  # the current run's end has been noted
 
     # ------------------------------------------------------------------ recording
     def note(self, name: str, **data: Any) -> int:
@@ -240,6 +241,8 @@ class Driven:
         accepted = isinstance(answer[0], str)
         if accepted:
             self.ids[k] = answer[0]
+        elif self.cancel_at is None or self.run:  # refused by a run that ended, not by a cancelled one
+            self.end_run()
         self.priorities[k] = priority
         self.note("enqueue", msg=message_name(k), priority=priority, target=self.target(k, priority),
                   accepted=accepted)
@@ -300,19 +303,29 @@ class Driven:
             self.run, self.requests, self.final_seen, self.started_tools = run, 0, False, 0
             if run:
                 self.note("run.started", run=run_name(run))
+            self.ended = False
             try:
                 output = await self._one(agent, PROMPTS[run], history, hooks)
                 self.rec.notes.append(f"{run_name(run)} output {output!r}")
-                self.note("run.ended", run=run_name(run))
+                self.end_run()
                 history = None
             except RunCancelled as cancelled:
                 history = cancelled.all_messages()
                 self._stranded()
             self.reached("after")
             self.reached("cancelled" if history is not None else "ended")
+        for point in POINTS:  # an arrival at a point a cancelled run never passed comes after the runs
+            self.reached(point)
         await asyncio.sleep(0)
         if not driver.done():
             await asyncio.wait_for(driver, 1.0)
+
+    def end_run(self) -> None:
+        """The run has ended and closed its queue: noted once, when the run returns or when an `enqueue`
+        raising `UserError` first shows the queue closed, whichever comes first."""
+        if not self.ended:
+            self.ended = True
+            self.note("run.ended", run=run_name(self.run))
 
     def _stranded(self) -> None:
         """The messages still queued in the cancelled run: they stay on its `pending_messages`."""
@@ -347,8 +360,6 @@ class Driven:
 
 
 def _later(point: str, other: str) -> bool:
-    from steersim.models.pydantic_ai.harness.scenarios import POINTS
-
     return POINTS.index(point) > POINTS.index(other)
 
 

@@ -10,7 +10,8 @@ has been recorded; the run goes on to its end), `after` (the run has ended).
 An arrival enqueues one message at a point, with a priority, from the run's own task (`loop`:
 `AgentRun.enqueue` under `iter`, else the run's `RunContext.enqueue`), from a thread started and joined
 there (`thread`), or through the first tool call's own `RunContext` (`tool`: its content goes next to that
-call's result); arrivals at the same point are back to back. A scenario may `dequeue` its first
+call's result); arrivals at the same point are back to back, and an arrival at a point a cancelled run never
+passed comes after the runs. A scenario may `dequeue` its first
 message, or change its priority (`promote`: `set_enqueue_priority` to the other one), at the point of its
 second arrival, and may cancel the run at a point, after which a second run continues the cancelled run's
 history (`message_history`).
