@@ -58,6 +58,7 @@ def test_an_enqueue_is_a_steer_delivered_into_a_request():
 
 
 def test_a_cancelled_run_strands_what_it_still_queued():
-    cancelled = facts(Event("client", "agent", "cancel", {"run": "r1", "turn": "r1.1", "stranded": ("m2",)}))
+    assert facts(Event("client", "agent", "cancel", {"run": "r1"})) == ()
+    cancelled = facts(Event("agent", "client", "stopped", {"run": "r1", "turn": "r1.1", "stranded": ("m2",)}))
     assert [(f.name, f.fields[-1][1]) for f in cancelled] == [("turn.ended", "cancelled"),
                                                               ("steer.failed", "run-cancelled")]

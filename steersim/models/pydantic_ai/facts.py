@@ -3,7 +3,7 @@
 An enqueue is a steer of the conversation: accepted when it returns an `enqueue_id`, rejected when it
 raises `UserError` (the run has ended). It is applied when it enters history: delivered into a model
 request, which is a turn, or by the end-of-run redirect into the request that follows; it fails when
-`dequeue` removes it, or when the run it waits in is cancelled (left on `pending_messages`). A model
+`dequeue` removes it, or when the run it waits in stops cancelled (left on `pending_messages`). A model
 request is a turn of the conversation; a response's tool calls are requested by it, start and return;
 calls a cancelled run left open get synthesized results when the next run's first request is sent.
 """
@@ -39,7 +39,7 @@ def facts(event: Event) -> Sequence[Fact]:
         return (F.tool_started(d["call"]),)
     if name == "tool.returned":
         return (F.tool_result(d["call"], False),)
-    if name == "cancel":
+    if name == "stopped":
         ended = (F.turn_ended(d["turn"], "cancelled"),) if d["turn"] else ()
         return (*ended, *(F.steer_failed(m, "run-cancelled") for m in d["stranded"]))
     return ()

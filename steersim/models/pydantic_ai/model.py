@@ -3,15 +3,17 @@
 A client drives up to `runs` agent runs of one conversation (`agent.iter()`), each continuing the one
 before it with its history, and enqueues up to `messages` messages (`AgentRun.enqueue`, from the loop or
 another thread), each `asap` or `when_idle`; it may `dequeue` a queued message, change its priority
-(`set_enqueue_priority`, keeping its place) and `cancel()` a run before the last at any await. A run is a
+(`set_enqueue_priority`, keeping its place) and `cancel()` a run before the last at any await. The
+cancellation takes effect when the run's task next runs: until then the run's tool tasks may each take the
+step they were ready to take (a call starts, or returns) and the queue still accepts messages. A run is a
 loop of nodes: a `ModelRequestNode` prepares the request (the pending-message capability's
 `before_model_request` delivers every queued `asap` message into it, in queue order) and the model answers;
 a response with tool calls goes to a `CallToolsNode`, whose calls run in parallel and whose results make
 the next request; a final response leads to `End`, where the queue is drained at once (`drain_at_end`):
 queued `asap` messages, then `when_idle` ones, each in queue order, redirect the run into one more
 request, or, with nothing queued, the queue is closed in the same locked step, so a later `enqueue`
-raises `UserError`. A cancelled run closes its queue; the calls it left without a result are closed out
-with synthesized `interrupted` returns before the next run sends that history to the model.
+raises `UserError`. A cancelled run, once it stops, closes its queue; the calls it left without a result
+are closed out with synthesized `interrupted` returns before the next run sends that history to the model.
 
 Each step is one atomic step of the run between awaits of its task (the queue's operations hold its lock),
 as the harness observes them on the virtual-time loop.
@@ -69,7 +71,7 @@ class PydanticAIModel(ModelBase):
     fair_actors = ("agent", "model", "tool:*")
     action_kinds = ("client.enqueue", "client.dequeue", "client.set_priority", "client.cancel",
                     "client.start_run", "agent.request", "model.respond", "tool.start", "tool.return",
-                    "agent.end", "agent.close")
+                    "agent.end", "agent.close", "agent.stop")
 
     def __init__(self, params: Mapping[str, Any] | None = None, bug: str | None = None) -> None:
         super().__init__(params, bug)
@@ -105,13 +107,17 @@ class PydanticAIModel(ModelBase):
                     out.append(Action("client", "client.dequeue", (j,)))
                 if self.reprioritise:
                     out.append(Action("client", "client.set_priority", (j,)))
-        if self.cancel and s.run < self.runs - 1 and s.phase in CANCELLABLE:
+        if self.cancel and s.run < self.runs - 1 and s.phase in CANCELLABLE and not s.cancelling:
             out.append(Action("client", "client.cancel", (s.run,)))
+        if s.cancelling:
+            out.append(Action("agent", "agent.stop", (s.run,)))
         if s.phase in (DONE, CANCELLED) and s.run < self.runs - 1:
             out.append(Action("client", "client.start_run", (s.run + 1,)))
-        if s.phase == REQUEST or (s.phase == TOOLS and all(c == RETURNED for c in s.calls)):
+        if s.cancelling:  # the run's own task does nothing more; its tool tasks may take one step each
+            pass
+        elif s.phase == REQUEST or (s.phase == TOOLS and all(c == RETURNED for c in s.calls)):
             out.append(Action("agent", "agent.request", (s.run,)))
-        if s.phase == MODEL:
+        elif s.phase == MODEL:
             if s.rounds < self.tool_rounds:
                 out.append(Action("model", "model.respond", (s.run, True)))
             out.append(Action("model", "model.respond", (s.run, False)))
@@ -122,7 +128,7 @@ class PydanticAIModel(ModelBase):
                     out.append(Action(actor, "tool.start", (i,)))
                 elif c == RUNNING:
                     out.append(Action(actor, "tool.return", (i,)))
-        if s.phase == ENDING:
+        if s.phase == ENDING and not s.cancelling:
             out.append(Action("agent", "agent.end", (s.run,)))
         if s.phase == CLOSING:
             out.append(Action("agent", "agent.close", (s.run,)))
@@ -143,7 +149,9 @@ class PydanticAIModel(ModelBase):
             return with_(s, priority=set_at(s.priority, j, other)), [
                 Event("client", "agent", "priority", {"msg": message_name(j), "priority": other})]
         if kind == "client.cancel":
-            return self._cancel(s)
+            return with_(s, cancelling=True), [Event("client", "agent", "cancel", {"run": run_name(s.run)})]
+        if kind == "agent.stop":
+            return self._stop(s)
         if kind == "client.start_run":
             return self._start(s)
         if kind == "agent.request":
@@ -223,17 +231,17 @@ class PydanticAIModel(ModelBase):
         closes = self.bug != "ended-run-accepts-enqueue"
         return with_(s, phase=DONE, closed=closes), [Event("agent", "client", "run.ended", {"run": run_name(s.run)})]
 
-    def _cancel(self, s: S) -> tuple[S, list[Event]]:
-        """`AgentRun.cancel()`: the run stops at its next await and closes its queue; a request the model
-        was answering ends cancelled; the calls without a result stay open for the next run."""
+    def _stop(self, s: S) -> tuple[S, list[Event]]:
+        """The cancelled run stops and closes its queue; a request the model was answering ends cancelled;
+        the calls without a result stay open for the next run."""
         open_calls = tuple(call_name(s.run, s.requests, i) for i, c in enumerate(s.calls) if c != RETURNED)
         stranded = () if self.carried else s.queue
         fates = s.fate
         for j in stranded:
             fates = set_at(fates, j, STRANDED)
         t = with_(s, phase=CANCELLED, calls=(), open_calls=open_calls, fate=fates,
-                  queue=s.queue if self.carried else (), closed=True)
-        return t, [Event("client", "agent", "cancel", {
+                  queue=s.queue if self.carried else (), closed=True, cancelling=False)
+        return t, [Event("agent", "client", "stopped", {
             "run": run_name(s.run), "turn": turn_name(s.run, s.requests) if s.phase == MODEL else None,
             "stranded": tuple(message_name(j) for j in stranded)})]
 
@@ -266,6 +274,7 @@ class PydanticAIModel(ModelBase):
                          if s.fate[j] != NONE},
             "pending_messages": [message_name(j) for j in s.queue],
             "closed": s.closed,
+            "cancelling": s.cancelling,
         }
 
 

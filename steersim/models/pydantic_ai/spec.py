@@ -51,6 +51,7 @@ DEFAULT_TIMING: Mapping[str, Any] = {
     "client.dequeue": {"dist": "exponential", "mean": 4.0},
     "client.set_priority": {"dist": "exponential", "mean": 4.0},
     "client.cancel": {"dist": "exponential", "mean": 8.0},
+    "agent.stop": {"dist": "exponential", "mean": 0.05},
     "client.start_run": {"dist": "exponential", "mean": 1.0},
     "model.respond": {"dist": "lognormal", "median": 1.5, "sigma": 0.5},
     "tool.start": {"dist": "exponential", "mean": 0.05},
@@ -66,7 +67,7 @@ def kinds_not_enabled(params: Mapping[str, Any]) -> dict[str, str]:
     if not params["reprioritise"]:
         off["client.set_priority"] = "reprioritise=true"
     if not params["cancel"] or params["runs"] < 2:
-        off["client.cancel"] = "cancel=true, runs>=2"
+        off["client.cancel"] = off["agent.stop"] = "cancel=true, runs>=2"
     if params["runs"] < 2:
         off["client.start_run"] = "runs>=2"
     if params["tool_calls"] == 0 or params["tool_rounds"] == 0:

@@ -56,7 +56,8 @@ class AgentState:
     result, which the next run closes out with synthesized `interrupted` returns. `priority[k]` and
     `fate[k]` are message k's priority (now) and fate; `queue` the queued messages in queue order (the
     current run's `pending_messages`); `closed` whether the current run's queue refuses enqueues;
-    `history` the delivered messages in the order they entered the conversation's history."""
+    `history` the delivered messages in the order they entered the conversation's history; `cancelling` whether
+    `cancel()` has been called and the run has not stopped yet."""
 
     run: int
     phase: str
@@ -69,6 +70,7 @@ class AgentState:
     queue: tuple[int, ...]
     closed: bool
     history: tuple[int, ...]
+    cancelling: bool
 
     @property
     def sent(self) -> int:
@@ -90,7 +92,8 @@ def set_at(values: tuple, index: int, value: Any) -> tuple:
 
 def initial_state(messages: int) -> AgentState:
     return AgentState(run=0, phase=REQUEST, requests=0, rounds=0, calls=(), open_calls=(),
-                      priority=("",) * messages, fate=(NONE,) * messages, queue=(), closed=False, history=())
+                      priority=("",) * messages, fate=(NONE,) * messages, queue=(), closed=False, history=(),
+                      cancelling=False)
 
 
 def priorities(choice: str) -> tuple[str, ...]:

@@ -72,6 +72,6 @@ def _dropped_at_end(rec: Recording) -> bool:
             settled |= set(d["delivered"])
         elif event.name == "dequeue" and d["removed"]:
             settled.add(d["msg"])
-        elif event.name == "cancel":
+        elif event.name == "stopped":
             settled |= set(d["stranded"])
     return bool(accepted - settled) and any(e.name == "run.ended" for e in rec.events)

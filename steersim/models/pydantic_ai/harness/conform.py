@@ -36,6 +36,11 @@ def parser() -> argparse.ArgumentParser:
                         "pair of points; fast: each priority at each point with one and two calls")
     p.add_argument("--scenario", action="append", default=[], metavar="NAME",
                    help="run only this scenario (repeatable), as a finding names it, and print its events")
+    p.add_argument("--seeds", type=int, default=0, metavar="N",
+                   help="also run each scenario under N seeded random orders of the callbacks ready at once "
+                        "(default 0: only in the order they became ready)")
+    p.add_argument("--seed", type=int, default=None, metavar="K",
+                   help="run the scenarios under this one seeded order (as a finding names it)")
     p.add_argument("--json", dest="json_file", type=output_file, default=None, help="write the findings here")
     p.add_argument("--report", type=output_folder, default=None,
                    help="write summary.md, findings.json, each cause's example trace and the reproductions here")
@@ -56,6 +61,10 @@ class Group:
 
 def main(argv: Sequence[str]) -> int:
     args = parser().parse_args(list(argv))
+    if args.seeds < 0 or (args.seed is not None and args.seed < 0):
+        raise UsageError("--seeds and --seed take a number from 0")
+    if args.seed is not None and args.seeds:
+        raise UsageError("--seed replays one order; --seeds adds N orders: give one of them")
     refuse_path_clashes("conform pydantic-ai", [], [("--json", args.json_file)], [("--report", args.report)])
     named = []
     for name in args.scenario:
@@ -81,17 +90,18 @@ def main(argv: Sequence[str]) -> int:
         if not findings:
             counts["clean"] += 1
         causes = attribute(rec, findings)
-        table.append((rec.scenario.name, ", ".join(sorted(causes)) or "ok"))
+        table.append((rec.name, ", ".join(sorted(causes)) or "ok"))
         for cause, found in causes.items():
             group = groups.setdefault(cause, Group(cause))
-            group.scenarios.append(rec.scenario.name)
+            group.scenarios.append(rec.name)
             group.properties |= {f.property for f in found}
             if group.example is None or len(rec.events) < len(group.example.events):
                 group.example, group.findings = rec, found
 
     interrupted = False
     try:
-        Session().run(named or sc.plan(args.plan), each)
+        seeds = (args.seed,) if args.seed is not None else (None, *range(args.seeds))
+        Session(seeds).run(named or sc.plan(args.plan), each)
     except KeyboardInterrupt:
         interrupted = True
     seconds = time.monotonic() - started
@@ -108,7 +118,7 @@ def main(argv: Sequence[str]) -> int:
 
 
 def show(rec: Any, findings: list[Any]) -> None:
-    print(f"== {rec.scenario.name} ({rec.end})")
+    print(f"== {rec.name} ({rec.end})")
     for i, o in enumerate(rec.observations):
         print(f"  {i:3d} t={o.t:<6g} {o.event.name:14s} {dict(o.event.data)}")
     for f in findings:
@@ -132,6 +142,7 @@ def document(groups: dict[str, Group], counts: dict[str, int], table: list[tuple
             "scenarios": len(g.scenarios),
             "properties": sorted(g.properties),
             "example": g.example.scenario.name,
+            "example_seed": g.example.seed,
             "every_scenario": g.scenarios,
             "example_findings": [f"{f.property}: {f.summary}" for f in g.findings],
         })
@@ -149,9 +160,15 @@ def summary(doc: dict[str, Any]) -> list[str]:
         verdict = {True: "contradicts the docs", False: "not in the docs", None: "unexplained"}[
             c["documented_contract_broken"]]
         lines.append(f"- {c['cause']} ({verdict}): {c['title']}; {c['scenarios']} scenarios; "
-                     f"breaks {', '.join(c['properties'])}; e.g. --scenario '{c['example']}'"
+                     f"breaks {', '.join(c['properties'])}; e.g. {replay(c)}"
                      + (f"; reproduction {c['reproduction']}" if c["reproduction"] else ""))
     return lines
+
+
+def replay(cause: dict[str, Any]) -> str:
+    """The options that run a cause's example again."""
+    seed = cause["example_seed"]
+    return f"--scenario '{cause['example']}'" + ("" if seed is None else f" --seed {seed}")
 
 
 def write_report(folder: Path, doc: dict[str, Any], groups: dict[str, Group]) -> None:
@@ -167,7 +184,7 @@ def write_report(folder: Path, doc: dict[str, Any], groups: dict[str, Group]) ->
              *(f"| {r['scenario']} | {r['result']} |" for r in doc["results"]), ""]
     for c in doc["causes"]:
         lines += [f"## {c['cause']}", "", c["title"], "", c["mechanism"], "", f"Contract: {c['contract']}", "",
-                  f"Example: `steersim conform pydantic-ai --scenario '{c['example']}'`", "",
+                  f"Example: `steersim conform pydantic-ai {replay(c)}`", "",
                   *(f"- {s}" for s in c["example_findings"]), ""]
         cause = BY_NAME.get(c["cause"])
         if cause is not None:

@@ -59,7 +59,7 @@ def record_findings(rec: Recording) -> list[Finding]:
         d = event.data
         if event.name == "run.started":
             current = d["run"]
-        elif event.name in ("run.ended", "cancel"):
+        elif event.name in ("run.ended", "stopped"):
             ended.add(d["run"])
         elif event.name in ("enqueue", "priority"):
             priority[d["msg"]] = d["priority"]

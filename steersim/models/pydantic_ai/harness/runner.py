@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +36,7 @@ try:
 except ImportError as missing:  # the extra is optional
     raise UsageError(f"Pydantic AI is not installed ({missing}); "
                      "run pip install -e '.[pydantic-ai]' -c constraints/test.txt") from None
-from steersim.harness.vloop import ReplayScheduler, VirtualLoop
+from steersim.harness.vloop import RandomScheduler, ReplayScheduler, VirtualLoop
 from steersim.models.pydantic_ai.harness.scenarios import POINTS, Scenario
 from steersim.models.pydantic_ai.state import CHAIN, call_name, message_name, run_name, turn_name
 
@@ -57,6 +57,7 @@ class Observation:
 @dataclass
 class Recording:
     scenario: Scenario
+    seed: int | None = None
     observations: list[Observation] = field(default_factory=list)
     end: str = ""
     version: str = ""
@@ -66,6 +67,11 @@ class Recording:
     @property
     def events(self) -> list[Event]:
         return [o.event for o in self.observations]
+
+    @property
+    def name(self) -> str:
+        """The scenario's name, and the seed of its schedule if it has one (`--seed` replays it)."""
+        return self.scenario.name if self.seed is None else f"{self.scenario.name} --seed {self.seed}"
 
 
 def marker(k: int) -> str:
@@ -92,7 +98,7 @@ class Driven:
         self.handle: Any = None  # what the driver enqueues into: the AgentRun (iter) or the run's RunContext
         self.points: dict[str, asyncio.Future[None]] = {}
         self.started_tools = 0
-        self.cancel_at: int | None = None  # the observation of the cancel, filled once the run has stopped
+        self.cancelled = False  # the scenario's cancel has been made
         self.tool_ctx: Any = None  # the first tool call's own RunContext
         self.returned: set[str] = set()  # calls that returned in a run that was then cancelled
         self.ended = False  # the current run's end has been noted
@@ -241,7 +247,7 @@ class Driven:
         accepted = isinstance(answer[0], str)
         if accepted:
             self.ids[k] = answer[0]
-        elif self.cancel_at is None or self.run:  # refused by a run that ended, not by a cancelled one
+        elif not self.cancelled or self.run:  # refused by a run that ended, not by a cancelled one
             self.end_run()
         self.priorities[k] = priority
         self.note("enqueue", msg=message_name(k), priority=priority, target=self.target(k, priority),
@@ -266,7 +272,8 @@ class Driven:
             self.note("dequeue", msg=name, removed=removed)
 
     def cancel(self) -> None:
-        self.cancel_at = self.note("cancel", run=run_name(self.run), turn=self.in_model, stranded=())
+        self.cancelled = True
+        self.note("cancel", run=run_name(self.run))
         self.handle.cancel()
 
     async def drive(self) -> None:
@@ -311,7 +318,7 @@ class Driven:
                 history = None
             except RunCancelled as cancelled:
                 history = cancelled.all_messages()
-                self._stranded()
+                self._stopped()
             self.reached("after")
             self.reached("cancelled" if history is not None else "ended")
         for point in POINTS:  # an arrival at a point a cancelled run never passed comes after the runs
@@ -327,14 +334,13 @@ class Driven:
             self.ended = True
             self.note("run.ended", run=run_name(self.run))
 
-    def _stranded(self) -> None:
-        """The messages still queued in the cancelled run: they stay on its `pending_messages`."""
+    def _stopped(self) -> None:
+        """The cancelled run has stopped: the request the model was answering, if any, and the messages
+        still queued, which stay on its `pending_messages`."""
         pending = {p.enqueue_id for p in self.handle.pending_messages} if self.handle is not None else set()
         stranded = tuple(message_name(k) for k, i in sorted(self.ids.items()) if i in pending)
-        if self.cancel_at is not None:
-            old = self.rec.observations[self.cancel_at]
-            data = {**old.event.data, "stranded": stranded}
-            self.rec.observations[self.cancel_at] = Observation(old.event._replace(data=data), old.t)
+        self.note("stopped", run=run_name(self.run), turn=self.in_model, stranded=stranded)
+        self.in_model = None
         self.open_calls.clear()
 
     async def _one(self, agent: Any, prompt: str, history: list[Any] | None, hooks: list[Any]) -> Any:
@@ -370,17 +376,25 @@ def version() -> str:
 
 
 class Session:
-    """Runs scenarios one after another, each on a fresh virtual-time loop."""
+    """Runs scenarios one after another, each on a fresh virtual-time loop, once per seed (None: the ready
+    callbacks in the order they became ready)."""
+
+    def __init__(self, seeds: Sequence[int | None] = (None,)) -> None:
+        self.seeds = tuple(seeds)
 
     def run(self, scenarios: Iterable[Scenario], each: Callable[[Recording], None]) -> None:
         for scenario in scenarios:
-            each(run_one(scenario))
+            for seed in self.seeds:
+                each(run_one(scenario, seed))
 
 
-def run_one(scenario: Scenario) -> Recording:
-    loop = VirtualLoop(ReplayScheduler(()))
+def run_one(scenario: Scenario, seed: int | None = None) -> Recording:
+    """Run `scenario` once: ready callbacks in the order they became ready, or, with `seed`, in an order a
+    seeded random scheduler picks (the same seed, the same run)."""
+    loop = VirtualLoop(ReplayScheduler(()) if seed is None else RandomScheduler(seed))
     asyncio.set_event_loop(loop)
     driven = Driven(scenario, loop)
+    driven.rec.seed = seed
     try:
         loop.run_until_complete(asyncio.wait_for(driven.main(), HORIZON_S))
         driven.rec.end = "quiescent"
