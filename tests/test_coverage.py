@@ -57,7 +57,7 @@ def test_a_model_that_declares_no_kinds_lists_those_seen_and_passes_require_cove
 
 @pytest.mark.parametrize(("name", "params"), [
     ("teaching", {}), ("openai-ws", {}), ("openai-ws", {"followups": 1}), ("foundry", {}), ("openclaw", {}),
-    ("codex", {}), ("langgraph", {})])
+    ("codex", {}), ("langgraph", {}), ("pydantic-ai", {}), ("pydantic-ai", {"reprioritise": True})])
 def test_the_built_in_models_declare_every_kind_they_fire(name: str, params: dict) -> None:
     """At the defaults, and where a parameter enables a kind the defaults never fire."""
     spec = get_model_spec(name)
@@ -123,7 +123,7 @@ def test_kinds_sharing_a_setting_share_a_line_and_undeclared_ones_are_refused() 
 
 
 @pytest.mark.parametrize("name", ["teaching", "openai-ws", "foundry", "openclaw", "codex",
-                                  pytest.param("langgraph", marks=pytest.mark.slow)])
+                                  pytest.param("langgraph", marks=pytest.mark.slow), "pydantic-ai"])
 def test_every_built_in_model_covers_its_enabled_kinds_at_the_defaults(name: str, capsys) -> None:
     assert main(["check", name, "--quiet", "--require-coverage"]) == EXIT_OK, capsys.readouterr().out
 

@@ -76,6 +76,7 @@ def test_validate_never_writes_its_report_over_a_log_it_reads(tmp_path, capsys, 
 @pytest.mark.parametrize("argv,said", [
     (["conform", "foundry", "--latency", "{out}", "--json", "{out}"], "the file read as --latency"),
     (["conform", "langgraph", "--json", "{out}", "--report", "{out}"], "the file given as --json"),
+    (["conform", "pydantic-ai", "--json", "{out}", "--report", "{out}"], "the file given as --json"),
     (["conform", "codex", "--json", "{out}", "--report", "{out}"], "the file given as --json"),
     (["conform", "openclaw", "--known", "{out}", "--json", "{out}"], "the file read as --known"),
     (["serve", "openai-ws", "--port", "0", "--seed", "1", "--record", "{out}", "--json", "{out}"], "both name"),

@@ -17,7 +17,7 @@ from steersim.core.product import Product
 from steersim.core.registry import get_model_spec
 from steersim.errors import EXIT_USAGE, ModelError
 
-BUILT_IN = ("teaching", "openai-ws", "foundry", "openclaw", "codex", "langgraph")
+BUILT_IN = ("teaching", "openai-ws", "foundry", "openclaw", "codex", "langgraph", "pydantic-ai")
 STATES_PER_VARIANT = 1500
 
 

@@ -120,7 +120,8 @@ def test_what_arrives_is_what_pickle_itself_would_give() -> None:
     assert round_trip(sent) == pickle.loads(pickle.dumps(sent)) == sent
 
 
-@pytest.mark.parametrize("name", ["teaching", "openai-ws", "foundry", "openclaw", "codex", "langgraph"])
+@pytest.mark.parametrize("name", ["teaching", "openai-ws", "foundry", "openclaw", "codex", "langgraph",
+                                  "pydantic-ai"])
 def test_every_built_in_models_states_arrive_equal(name: str) -> None:
     spec = get_model_spec(name)
     product = Product(spec.build(spec.resolve({}, None), None))

@@ -129,7 +129,8 @@ class Causes(_ModelDirective):
             if getattr(cause, "by_design", False):
                 verdict = " (by design: listed, not failing)"
             elif hasattr(cause, "documented"):
-                verdict = (" (contradicts LangGraph's documentation)" if cause.documented
+                system = getattr(module, "SYSTEM", "LangGraph")  # whose documentation the verdict cites
+                verdict = (f" (contradicts {system}'s documentation)" if cause.documented
                            else " (breaks only the model's stricter reading)")
             lines = [f"``{name}``{verdict}", f"   {_rst_text(cause.title)}."]
             for label, fields in _CAUSE_FIELDS:
