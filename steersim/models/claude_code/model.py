@@ -2,11 +2,12 @@
 
 The client sends user messages with a priority and interrupts; Claude Code reports each message `queued`,
 starts a turn with the first waiting message when none runs, and asks the model; the backend answers with
-streamed text (the turn ends) or one Bash tool_use (the CLI runs the command). At the command's
-tool_result Claude Code decides how the turn goes on: a waiting `now` message stops it (the message then
-starts a turn of its own), else every waiting `next` message joins it and the model is asked again. A
-`now` message that arrives while the model streams stops the turn at once. An interrupt ends the running
-turn (a running command with a synthetic tool_result) and leaves the queue as it is.
+streamed text (then the turn ends, and a message that arrived meanwhile waits for a turn of its own) or
+one Bash tool_use (the CLI runs the command). At the command's tool_result Claude Code decides how the turn
+goes on: a waiting `now` message stops it (the message then starts a turn of its own), else every waiting
+`next` message joins it and the model is asked again. A `now` message that arrives while the model streams
+stops the turn at once. An interrupt ends the running turn (a running command with a synthetic
+tool_result) and leaves the queue as it is.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from steersim.models.claude_code.spec import DEFAULT_TIMING, kinds_not_enabled, 
 from steersim.models.claude_code.state import (
     CALLING,
     ENDED,
+    ENDING,
     IDLE,
     INTERRUPTED,
     RESULT,
@@ -45,7 +47,7 @@ class ClaudeCodeModel(ModelBase[ClaudeCodeState]):
     name = "claude-code"
     fair_actors = ("claude", "model", "tool")
     action_kinds = ("client.send", "client.interrupt", "cli.start_turn", "cli.stop_for_now", "cli.request",
-                    "model.text", "model.end", "model.tool_use", "model.tool_input", "tool.finish")
+                    "cli.end_turn", "model.text", "model.end", "model.tool_use", "model.tool_input", "tool.finish")
 
     def kinds_not_enabled(self) -> Mapping[str, str]:
         return kinds_not_enabled(self.params)
@@ -77,6 +79,8 @@ class ClaudeCodeModel(ModelBase[ClaudeCodeState]):
             out.append(Action("claude", "cli.stop_for_now"))
         if s.phase == RESULT and not now_stops:
             out.append(Action("claude", "cli.request"))
+        if s.phase == ENDING:
+            out.append(Action("claude", "cli.end_turn"))
         if s.phase == SAMPLING:
             out.append(Action("model", "model.text"))
             if s.calls < p["tool_calls"]:
@@ -154,7 +158,10 @@ class ClaudeCodeModel(ModelBase[ClaudeCodeState]):
         return replace(s, phase=TEXT), [P.backend(P.TEXT_DELTA, s.requests)]
 
     def _model_end(self, s: ClaudeCodeState) -> Step:
-        return self._end_turn(s, [P.backend(P.END_TURN, s.requests)], ENDED)
+        return replace(s, phase=ENDING), [P.backend(P.END_TURN, s.requests)]
+
+    def _cli_end_turn(self, s: ClaudeCodeState) -> Step:
+        return self._end_turn(s, [], ENDED)
 
     def _model_tool_use(self, s: ClaudeCodeState) -> Step:
         return replace(s, phase=CALLING, calls=s.calls + 1), [P.backend(P.TOOL_USE_START, s.requests)]

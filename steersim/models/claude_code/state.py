@@ -17,7 +17,8 @@ TEXT = "text"  # the model streams text
 CALLING = "calling"  # the model streams a Bash tool_use block
 TOOL = "tool"  # the Bash command runs
 RESULT = "result"  # the command's tool_result is in: Claude Code decides how the turn goes on
-PHASES = (IDLE, SAMPLING, TEXT, CALLING, TOOL, RESULT)
+ENDING = "ending"  # the model's response ended (end_turn): Claude Code ends the turn
+PHASES = (IDLE, SAMPLING, TEXT, CALLING, TOOL, RESULT, ENDING)
 STREAMING = (SAMPLING, TEXT, CALLING)
 
 # how a turn ends (the `result` line): its model answered, a `now` message stopped it, an interrupt did

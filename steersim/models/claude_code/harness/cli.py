@@ -53,7 +53,8 @@ def message_uuid(ident: str) -> str:
 
 def command(binary: Path) -> list[str]:
     return [str(binary), "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
-            "--bare", "--tools", "Bash", "--allowedTools", "Bash", "--session-id", SESSION, "--model", MODEL]
+            "--include-partial-messages", "--bare", "--tools", "Bash", "--allowedTools", "Bash",
+            "--session-id", SESSION, "--model", MODEL]
 
 
 def environment(home: Path, base_url: str) -> dict[str, str]:
