@@ -52,10 +52,10 @@ def test_next_joins_at_the_tool_result_and_later_waits_for_the_end():
     """m1 starts a turn that runs Bash; m2 (next) and m3 (later) arrive while it runs; at the tool result m2
     joins the turn's next request, m3 starts a turn of its own once the first has ended."""
     model = SPEC.build({})
-    _, events = _walk(model, [("client.send", "next"), ("cli.start_turn",), ("model.tool_use",),
+    _, events = _walk(model, [("client.send", "next"), ("cli.start_turn",), ("cli.ask",), ("model.tool_use",),
                               ("model.tool_input",), ("client.send", "next"), ("client.send", "later"),
-                              ("tool.finish",), ("cli.request",), ("model.text",), ("model.end",), ("cli.end_turn",),
-                              ("cli.start_turn",)])
+                              ("tool.finish",), ("cli.request",), ("cli.ask",), ("model.text",), ("model.end",),
+                              ("cli.end_turn",), ("cli.start_turn",), ("cli.ask",)])
     requests = [e for e in events if e.name == P.REQUEST]
     assert [(r.data["turn"], r.data["reached"]) for r in requests] == [("t1", ("m1",)), ("t1", ("m2",)),
                                                                        ("t2", ("m3",))]
@@ -66,18 +66,29 @@ def test_next_joins_at_the_tool_result_and_later_waits_for_the_end():
 
 def test_a_now_message_while_text_streams_stops_the_turn():
     model = SPEC.build({})
-    s, events = _walk(model, [("client.send", "next"), ("cli.start_turn",), ("model.text",),
+    s, events = _walk(model, [("client.send", "next"), ("cli.start_turn",), ("cli.ask",), ("model.text",),
                               ("client.send", "now"), ("cli.stop_for_now",)])
     assert [(e.name, dict(e.data)) for e in events[-2:]] == [
         (P.RESULT, {"turn": "t1", "how": "stopped"}),
-        (P.LIFECYCLE, {"message": "m1", "state": P.CANCELLED, "turn": ""})]
+        (P.LIFECYCLE, {"message": "m1", "state": P.CANCELLED, "turn": "", "unsent": False})]
     assert s.queue == (("m2", "now"),)
 
 
 def test_an_interrupt_keeps_the_queue_and_ends_the_running_command():
     model = SPEC.build({})
-    s, events = _walk(model, [("client.send", "next"), ("cli.start_turn",), ("model.tool_use",),
+    s, events = _walk(model, [("client.send", "next"), ("cli.start_turn",), ("cli.ask",), ("model.tool_use",),
                               ("model.tool_input",), ("client.send", "later"), ("client.interrupt",)])
     assert events[-4].data["still_queued"] == ("m2",)
     assert (events[-3].name, events[-3].data["synthetic"]) == (P.TOOL_RESULT, True)
     assert s.queue == (("m2", "later"),)
+
+
+def test_a_message_whose_turn_stops_before_its_request_is_cancelled_unsent():
+    """A `now` message that lands after m1 was `started` and before its request went out: m1 is cancelled
+    unsent (failed, as the client is told), and the next request carries its text without reaching it."""
+    model = SPEC.build({})
+    _, events = _walk(model, [("client.send", "next"), ("cli.start_turn",), ("client.send", "now"),
+                              ("cli.stop_for_now",), ("cli.start_turn",), ("cli.ask",)])
+    facts = [str(f) for e in events for f in model.facts(e)]
+    assert "steer.failed(id='m1', code='cancelled')" in facts
+    assert (events[-1].data["carries"], events[-1].data["reached"]) == (("m1", "m2"), ("m2",))

@@ -3,7 +3,9 @@
 A user message is a steer submitted to the queue of its effective priority (so the core `ordered-history`
 judges first-in first-out order within each priority, not across them: a `now` message is meant to pass a
 `later` one), accepted when Claude Code reports it `queued`. It enters the conversation's history when it
-is `started` (a turn took it in) and is applied by the first model request that carries it. A `started`
+is `started` (a turn took it in) and is applied by the first model request that carries it; one whose turn
+is stopped before any request carried it is `cancelled` unsent, and failed (the text stays in the
+conversation, but no later request counts as delivering it: the client was told it was cancelled). A `started`
 that begins a turn starts it; `result` ends it; a Bash `tool_use` the CLI runs is a call requested and
 started, and its `tool_result` line is the call's result.
 """
@@ -34,6 +36,8 @@ def facts(event: Event, default_priority: str = "next") -> Sequence[Fact]:
         if d["state"] == P.STARTED:
             started = (F.turn_started(d["turn"], SESSION),) if d["turn"] else ()
             return (*started, F.history_appended(SESSION, d["message"]))
+        if d["state"] == P.CANCELLED and d["unsent"]:
+            return (F.steer_failed(d["message"], P.CANCELLED),)
         return ()
     if name == P.REQUEST:
         return tuple(F.steer_applied(ident, d["turn"]) for ident in d["reached"])

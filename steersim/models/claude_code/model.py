@@ -1,13 +1,14 @@
 """The Claude Code model: one session, its client, the model backend and the Bash tool.
 
 The client sends user messages with a priority and interrupts; Claude Code reports each message `queued`,
-starts a turn with the first waiting message when none runs, and asks the model; the backend answers with
-streamed text (then the turn ends, and a message that arrived meanwhile waits for a turn of its own) or
-one Bash tool_use (the CLI runs the command). At the command's tool_result Claude Code decides how the turn
-goes on: a waiting `now` message stops it (the message then starts a turn of its own), else every waiting
-`next` message joins it and the model is asked again. A `now` message that arrives while the model streams
-stops the turn at once. An interrupt ends the running turn (a running command with a synthetic
-tool_result) and leaves the queue as it is.
+starts a turn with the waiting messages of the highest priority when none runs, and asks the model; the
+backend answers with streamed text (then the turn ends, and a message that arrived meanwhile waits for a
+turn of its own) or one Bash tool_use (the CLI runs the command). At the command's tool_result Claude Code
+decides how the turn goes on: a waiting `now` message stops it (the message then starts a turn of its
+own), else every waiting `next` message joins it and the model is asked again. A `now` message that
+arrives while the model streams stops the turn at once, also as the response ends (Claude Code may not
+have read its end yet). An interrupt ends the running turn (a running
+command with a synthetic tool_result) and leaves the queue as it is.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from steersim.models.claude_code import properties as cc_properties
 from steersim.models.claude_code import protocol as P
 from steersim.models.claude_code.spec import DEFAULT_TIMING, kinds_not_enabled, priorities
 from steersim.models.claude_code.state import (
+    ASKING,
     CALLING,
     ENDED,
     ENDING,
@@ -47,7 +49,8 @@ class ClaudeCodeModel(ModelBase[ClaudeCodeState]):
     name = "claude-code"
     fair_actors = ("claude", "model", "tool")
     action_kinds = ("client.send", "client.interrupt", "cli.start_turn", "cli.stop_for_now", "cli.request",
-                    "cli.end_turn", "model.text", "model.end", "model.tool_use", "model.tool_input", "tool.finish")
+                    "cli.ask", "cli.end_turn", "model.text", "model.end", "model.tool_use", "model.tool_input",
+                    "tool.finish")
 
     def kinds_not_enabled(self) -> Mapping[str, str]:
         return kinds_not_enabled(self.params)
@@ -75,10 +78,13 @@ class ClaudeCodeModel(ModelBase[ClaudeCodeState]):
         now_stops = self._waiting(s, "now") and self.bug != "now-joins-turn"
         if s.phase == IDLE and s.queue:
             out.append(Action("claude", "cli.start_turn"))
-        if now_stops and (s.phase in (*STREAMING, RESULT) or (s.phase == TOOL and p["now_during_tool"] == "stops")):
+        stoppable = (*STREAMING, RESULT, ENDING, *((TOOL,) if p["now_during_tool"] == "stops" else ()))
+        if now_stops and s.phase in stoppable:
             out.append(Action("claude", "cli.stop_for_now"))
         if s.phase == RESULT and not now_stops:
             out.append(Action("claude", "cli.request"))
+        if s.phase == ASKING:
+            out.append(Action("claude", "cli.ask"))
         if s.phase == ENDING:
             out.append(Action("claude", "cli.end_turn"))
         if s.phase == SAMPLING:
@@ -115,25 +121,31 @@ class ClaudeCodeModel(ModelBase[ClaudeCodeState]):
     def _end_turn(self, s: ClaudeCodeState, events: list[Event], how: str) -> Step:
         """The turn's `result`, then its messages `completed` (or `cancelled`, when it was stopped)."""
         state = P.COMPLETED if how == ENDED else P.CANCELLED
-        events = [*events, P.result(self._turn(s), how), *(P.lifecycle(m, state) for m in s.turn_messages)]
-        return replace(s, phase=IDLE, turn_messages=()), events
+        events = [*events, P.result(self._turn(s), how),
+                  *(P.lifecycle(m, state, unsent=m in s.unsent) for m in s.turn_messages)]
+        return replace(s, phase=IDLE, turn_messages=(), unsent=()), events
 
     def _take(self, s: ClaudeCodeState, taken: tuple[str, ...], turn: str) -> Step:
-        """Messages taken into the conversation, then the model request that first carries them."""
-        history = (*s.history, *taken)
-        index = s.requests + 1
+        """Messages taken into the conversation (`started`); the model request that carries them follows."""
         events = [P.lifecycle(m, P.STARTED, turn if i == 0 else "") for i, m in enumerate(taken)]
-        events.append(P.request(index, self._turn(s), history, taken))
         remaining = tuple(entry for entry in s.queue if entry[0] not in taken)
-        return replace(s, phase=SAMPLING, requests=index, queue=remaining, history=history,
-                       turn_messages=(*s.turn_messages, *taken)), events
+        return replace(s, phase=ASKING, queue=remaining, history=(*s.history, *taken),
+                       unsent=(*s.unsent, *taken), turn_messages=(*s.turn_messages, *taken)), events
+
+    def _cli_ask(self, s: ClaudeCodeState) -> Step:
+        """The model request: the whole conversation, first carrying the messages no request carried yet."""
+        index = s.requests + 1
+        event = P.request(index, self._turn(s), s.history, s.unsent)
+        return replace(s, phase=SAMPLING, requests=index, unsent=()), [event]
 
     def _cli_start_turn(self, s: ClaudeCodeState) -> Step:
         best = min(RANK[p] for _, p in s.queue)
         candidates = [m for m, p in s.queue if RANK[p] == best]
-        first = candidates[-1] if self.bug == "dequeue-newest-first" else candidates[0]
+        if self.bug == "dequeue-newest-first":
+            candidates.reverse()
+        taken = tuple(candidates) if self.params["batch_turn_start"] else (candidates[0],)
         s = replace(s, turns=s.turns + 1, calls=0)
-        return self._take(s, (first,), self._turn(s))
+        return self._take(s, taken, self._turn(s))
 
     def _cli_stop_for_now(self, s: ClaudeCodeState) -> Step:
         events: list[Event] = []

@@ -38,9 +38,10 @@ def interrupt(still_queued: tuple[str, ...]) -> Event:
     return event(CLIENT, CLI, INTERRUPT, still_queued=still_queued)
 
 
-def lifecycle(message: str, state: str, turn: str = "") -> Event:
-    """`turn`: for `started`, the turn the message started (empty when it joined a running one)."""
-    return event(CLI, CLIENT, LIFECYCLE, message=message, state=state, turn=turn)
+def lifecycle(message: str, state: str, turn: str = "", unsent: bool = False) -> Event:
+    """`turn`: for `started`, the turn the message started (empty when it joined a running one); `unsent`:
+    for `cancelled`, no model request carried the message before its turn was stopped."""
+    return event(CLI, CLIENT, LIFECYCLE, message=message, state=state, turn=turn, unsent=unsent)
 
 
 def request(index: int, turn: str, carries: tuple[str, ...], reached: tuple[str, ...]) -> Event:

@@ -17,6 +17,8 @@ PARAMS = (
     Param("interrupts", 1, "interrupt control requests the client sends (each while a turn runs)", low=0, high=2),
     Param("default_priority", "next", "what a message without a priority field is: the SDK says \"omit it for "
           "the session's own default\"; the pinned build treats it as `next`", choices=("next", "later")),
+    Param("batch_turn_start", True, "a turn that starts takes in every waiting message of the highest priority "
+          "waiting, as one prompt (the pinned build joins their texts with newlines), not only the oldest"),
     Param("now_during_tool", "waits", "a `now` message that arrives while the Bash tool runs: `waits` lets the "
           "command end and then stops the turn (the pinned build), `stops` ends the command at once as an "
           "interrupt does", choices=("waits", "stops")),

@@ -12,14 +12,15 @@ from dataclasses import dataclass
 SESSION = "session"  # the one conversation of a run (the chain of the common vocabulary)
 
 IDLE = "idle"  # no turn runs
+ASKING = "asking"  # the turn took messages in (`started`) and has not sent its model request yet
 SAMPLING = "sampling"  # a model request is in flight, nothing streamed yet
 TEXT = "text"  # the model streams text
 CALLING = "calling"  # the model streams a Bash tool_use block
 TOOL = "tool"  # the Bash command runs
 RESULT = "result"  # the command's tool_result is in: Claude Code decides how the turn goes on
 ENDING = "ending"  # the model's response ended (end_turn): Claude Code ends the turn
-PHASES = (IDLE, SAMPLING, TEXT, CALLING, TOOL, RESULT, ENDING)
-STREAMING = (SAMPLING, TEXT, CALLING)
+PHASES = (IDLE, ASKING, SAMPLING, TEXT, CALLING, TOOL, RESULT, ENDING)
+STREAMING = (ASKING, SAMPLING, TEXT, CALLING)  # where a `now` message stops the turn at once
 
 # how a turn ends (the `result` line): its model answered, a `now` message stopped it, an interrupt did
 ENDED, STOPPED, INTERRUPTED = "ended", "stopped", "interrupted"
@@ -31,7 +32,8 @@ class ClaudeCodeState:
 
     `queue` holds the messages Claude Code reported `queued` and no turn took in yet, each with its
     effective priority, in arrival order; `turn_messages` the messages the running turn took in (they are
-    `completed` or `cancelled` with it); `history` every message taken into the conversation, in order.
+    `completed` or `cancelled` with it); `history` every message taken into the conversation, in order (a
+    message whose turn was stopped before its request went out stays there: later requests carry its text).
     The flags record a broken promise, for the properties to read.
     """
 
@@ -44,6 +46,7 @@ class ClaudeCodeState:
     queue: tuple[tuple[str, str], ...] = ()
     turn_messages: tuple[str, ...] = ()
     history: tuple[str, ...] = ()
+    unsent: tuple[str, ...] = ()  # messages taken into the conversation that no model request carried yet
     next_left: bool = False  # a request after a tool result left a `next` message waiting
     later_joined: bool = False  # a `later` message joined a running turn
     now_joined: bool = False  # a `now` message joined a turn it did not start

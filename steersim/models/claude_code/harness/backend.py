@@ -162,11 +162,11 @@ class Backend:
                                      "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}})
                     return
                 stream = backend._accept(body)
-                self.send_response(200)
-                self.send_header("content-type", "text/event-stream")
-                self.send_header("transfer-encoding", "chunked")
-                self.end_headers()
                 try:
+                    self.send_response(200)
+                    self.send_header("content-type", "text/event-stream")
+                    self.send_header("transfer-encoding", "chunked")
+                    self.end_headers()
                     while (events := stream.commands.get()) is not END:
                         for event in events:
                             data = sse(event)

@@ -59,7 +59,7 @@ def observe(rec: Recording) -> list[Event]:
     requests = sorted(rec.requests, key=lambda r: r.index)
     status = [i for i, line in enumerate(lines) if not line.out and line.type == "system"
               and line.body.get("subtype") == "status" and line.body.get("status") == "requesting"]
-    request_at = {r.index: (status[n] if n < len(status) else r.at) for n, r in enumerate(requests)}
+    request_at = _announcements(requests, status, lines, names)
     results = [i for i, line in enumerate(lines) if not line.out and line.type == "result"]
 
     # the lines, in order, with the turn each belongs to
@@ -74,11 +74,8 @@ def observe(rec: Recording) -> list[Event]:
     interrupted = False
     finished_calls: set[str] = set()
     moves = sorted(rec.moves, key=lambda m: m.at)
-    seen: set[str] = set()
     for r in requests:
-        reached = tuple(m for m in carried(r.body) if m not in seen)
-        seen.update(reached)
-        put((request_at[r.index], 1), P.request(r.index, "", carried(r.body), reached))
+        put((request_at[r.index], 1), P.request(r.index, "", carried(r.body), ()))
     for i, line in enumerate(lines):
         finished_calls.update(P.call_id(m.index) for m in moves if m.name == P.TOOL_FINISHED and m.at <= i)
         if line.out:
@@ -126,17 +123,43 @@ def observe(rec: Recording) -> list[Event]:
         else:
             put(key, P.backend(move.name, move.index))
     events = [event for _, _, event in sorted(keyed, key=lambda item: (item[0], item[1]))]
-    return _with_request_turns(events)
+    return _resolve(events)
 
 
-def _with_request_turns(events: list[Event]) -> list[Event]:
-    """Each request names the turn running when it went out (counted from the events, now in order)."""
+def _announcements(requests: list[Any], status: list[int], lines: list[Any], names: dict[str, str]) -> dict[int, int]:
+    """Where each request stands: at the first `requesting` line after the previous request's whose
+    messages name the last message this request is the first to carry (any, when it carries none anew: a
+    request after a tool result). A turn stopped before its request went out printed one with no request
+    behind it; it is passed over. A request with no such line stands where the harness took it."""
+    out: dict[int, int] = {}
+    position, before = 0, set()
+    for request in requests:
+        fresh = [m for m in carried(request.body) if m not in before]
+        before.update(fresh)
+        found = [i for i in status if i >= position and (not fresh or fresh[-1] in {
+            names.get(u, u) for u in lines[i].body.get("user_message_uuids", [])})]
+        out[request.index] = found[0] if found else request.at
+        position = out[request.index] + 1
+    return out
+
+
+def _resolve(events: list[Event]) -> list[Event]:
+    """Now that the events are in order: each request names the turn running when it went out and reaches
+    the messages no earlier request carried; a message `cancelled` before any request carried it is
+    `unsent`, and no later request counts as reaching it."""
     out: list[Event] = []
     turn = ""
+    seen: set[str] = set()
     for event in events:
-        if event.name == P.LIFECYCLE and event.data["turn"]:
-            turn = event.data["turn"]
+        data = event.data
+        if event.name == P.LIFECYCLE and data["turn"]:
+            turn = data["turn"]
         if event.name == P.REQUEST:
-            event = P.request(event.data["index"], turn, event.data["carries"], event.data["reached"])
+            reached = tuple(m for m in data["carries"] if m not in seen)
+            seen.update(reached)
+            event = P.request(data["index"], turn, data["carries"], reached)
+        if event.name == P.LIFECYCLE and data["state"] == P.CANCELLED and data["message"] not in seen:
+            seen.add(data["message"])
+            event = P.lifecycle(data["message"], P.CANCELLED, unsent=True)
         out.append(event)
     return out

@@ -184,13 +184,29 @@ class Run:
             self.cli.wait(lambda line: line.type == "result", mark, what="the result of the turn")
 
     def _send(self, step: Step) -> None:
-        """A `now` message while the model streams stops the turn: wait for its `result`, so that the
-        harness answers no response Claude Code has given up (a `now` message while the command runs waits
-        for it to end, as the model's default reading says; the `release` step then waits)."""
-        streaming = self.stream is not None and not self.ended and not self.abandoned()
+        """A `now` message while a turn runs and no command does stops the turn: wait for its `result`, the
+        message's own `started` and the announcement of its model request, so that the harness answers
+        no response Claude Code has given up. A `now` message while the command runs waits for it to end
+        (the model's default reading); the `release` step then waits."""
+        stops = step.arg == "now" and self.turn_running() and self.gate is None and not step.hasty
         mark = self.user(step.arg)
-        if step.arg == "now" and streaming and not step.hasty:
+        if stops:
+            ident = P.message_id(self.sent)
             self.cli.wait(lambda line: line.type == "result", mark, what="the result of the turn a now message stops")
+            self.cli.wait(_lifecycle(ident, P.STARTED), mark, what=f"started for {ident}")
+            uuid = message_uuid(ident)
+            self.cli.wait(lambda line: line.type == "system" and line.body.get("status") == "requesting"
+                          and uuid in line.body.get("user_message_uuids", []), mark, what=f"the request for {ident}")
+
+    def turn_running(self) -> bool:
+        """A turn runs: some message was `started` after the last `result`."""
+        running = False
+        for line in self.cli.lines:
+            if not line.out and line.type == "command_lifecycle" and line.body["state"] == P.STARTED:
+                running = True
+            elif not line.out and line.type == "result":
+                running = False
+        return running
 
     def _release(self, step: Step) -> None:
         if self.gate is None:

@@ -74,7 +74,9 @@ def generate() -> tuple[Scenario, ...]:
     out = [_send_at(place, (p,), fast=(place, p) in (("tool", "next"), ("tool", "later"), ("text", "now")))
            for place in PLACES for p in PRIORITIES]
     out += [_send_at("tool", ("next", "later", "default")), _send_at("tool", ("later", "next")),
-            _send_at("text", ("next", "next")), _send_at("tool", ("later", "now"))]
+            _send_at("text", ("next", "next")), _send_at("text", ("later", "later")),
+            _send_at("text", ("default", "next")), _send_at("text", ("next", "now")), _send_at("text", ("now", "now")),
+            _send_at("tool", ("later", "now"))]
     out += [_interrupt_at("tool", ("next", "later"), fast=True), _interrupt_at("text", ("next",)),
             _interrupt_at("tool_use", ("later",))]
     return tuple(out)
