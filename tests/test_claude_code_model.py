@@ -54,8 +54,8 @@ def test_next_joins_at_the_tool_result_and_later_waits_for_the_end():
     model = SPEC.build({})
     _, events = _walk(model, [("client.send", "next"), ("cli.start_turn",), ("cli.ask",), ("model.tool_use",),
                               ("model.tool_input",), ("client.send", "next"), ("client.send", "later"),
-                              ("tool.finish",), ("cli.request",), ("cli.ask",), ("model.text",), ("model.end",),
-                              ("cli.end_turn",), ("cli.start_turn",), ("cli.ask",)])
+                              ("tool.finish",), ("cli.tool_result",), ("cli.request",), ("cli.ask",), ("model.text",),
+                              ("model.end",), ("cli.end_turn",), ("cli.start_turn",), ("cli.ask",)])
     requests = [e for e in events if e.name == P.REQUEST]
     assert [(r.data["turn"], r.data["reached"]) for r in requests] == [("t1", ("m1",)), ("t1", ("m2",)),
                                                                        ("t2", ("m3",))]

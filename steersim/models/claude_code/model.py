@@ -28,6 +28,7 @@ from steersim.models.claude_code.state import (
     CALLING,
     ENDED,
     ENDING,
+    FINISHED,
     IDLE,
     INTERRUPTED,
     RESULT,
@@ -49,8 +50,8 @@ class ClaudeCodeModel(ModelBase[ClaudeCodeState]):
     name = "claude-code"
     fair_actors = ("claude", "model", "tool")
     action_kinds = ("client.send", "client.interrupt", "cli.start_turn", "cli.stop_for_now", "cli.request",
-                    "cli.ask", "cli.end_turn", "model.text", "model.end", "model.tool_use", "model.tool_input",
-                    "tool.finish")
+                    "cli.ask", "cli.end_turn", "cli.tool_result", "model.text", "model.end", "model.tool_use",
+                    "model.tool_input", "tool.finish")
 
     def kinds_not_enabled(self) -> Mapping[str, str]:
         return kinds_not_enabled(self.params)
@@ -85,6 +86,8 @@ class ClaudeCodeModel(ModelBase[ClaudeCodeState]):
             out.append(Action("claude", "cli.request"))
         if s.phase == ASKING:
             out.append(Action("claude", "cli.ask"))
+        if s.phase == FINISHED:
+            out.append(Action("claude", "cli.tool_result"))
         if s.phase == ENDING:
             out.append(Action("claude", "cli.end_turn"))
         if s.phase == SAMPLING:
@@ -113,8 +116,8 @@ class ClaudeCodeModel(ModelBase[ClaudeCodeState]):
     def _client_interrupt(self, s: ClaudeCodeState) -> Step:
         queue = () if self.bug == "interrupt-drops-queue" else s.queue
         events = [P.interrupt(tuple(m for m, _ in s.queue))]
-        if s.phase == TOOL and self.bug != "interrupt-forgets-tool-result":
-            events.append(P.tool_result(P.call_id(s.requests), True))
+        if s.phase in (TOOL, FINISHED) and self.bug != "interrupt-forgets-tool-result":
+            events.append(P.tool_result(P.call_id(s.requests), s.phase == TOOL))
         s = replace(s, interrupts=s.interrupts + 1, queue=queue)
         return self._end_turn(s, events, INTERRUPTED)
 
@@ -183,8 +186,10 @@ class ClaudeCodeModel(ModelBase[ClaudeCodeState]):
                                         P.tool_start(P.call_id(s.requests), self._turn(s))]
 
     def _tool_finish(self, s: ClaudeCodeState) -> Step:
-        call = P.call_id(s.requests)
-        return replace(s, phase=RESULT), [P.tool_finished(call), P.tool_result(call, False)]
+        return replace(s, phase=FINISHED), [P.tool_finished(P.call_id(s.requests))]
+
+    def _cli_tool_result(self, s: ClaudeCodeState) -> Step:
+        return replace(s, phase=RESULT), [P.tool_result(P.call_id(s.requests), False)]
 
     # ---------------------------------------------------------------------------------------- delegates
     def facts(self, event: Event) -> Sequence[Fact]:

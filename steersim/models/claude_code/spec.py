@@ -66,7 +66,7 @@ def kinds_not_enabled(params: Mapping[str, Any]) -> dict[str, str]:
     if params["interrupts"] == 0:
         out["client.interrupt"] = "interrupts>=1"
     if params["tool_calls"] == 0:
-        for kind in ("model.tool_use", "model.tool_input", "tool.finish", "cli.request"):
+        for kind in ("model.tool_use", "model.tool_input", "tool.finish", "cli.tool_result", "cli.request"):
             out[kind] = "tool_calls>=1"
     if "now" not in priorities(params):
         out["cli.stop_for_now"] = "priorities with now"

@@ -17,9 +17,10 @@ SAMPLING = "sampling"  # a model request is in flight, nothing streamed yet
 TEXT = "text"  # the model streams text
 CALLING = "calling"  # the model streams a Bash tool_use block
 TOOL = "tool"  # the Bash command runs
+FINISHED = "finished"  # the command ended: Claude Code has not yet written its tool_result
 RESULT = "result"  # the command's tool_result is in: Claude Code decides how the turn goes on
 ENDING = "ending"  # the model's response ended (end_turn): Claude Code ends the turn
-PHASES = (IDLE, ASKING, SAMPLING, TEXT, CALLING, TOOL, RESULT, ENDING)
+PHASES = (IDLE, ASKING, SAMPLING, TEXT, CALLING, TOOL, FINISHED, RESULT, ENDING)
 STREAMING = (ASKING, SAMPLING, TEXT, CALLING)  # where a `now` message stops the turn at once
 
 # how a turn ends (the `result` line): its model answered, a `now` message stopped it, an interrupt did

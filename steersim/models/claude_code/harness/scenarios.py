@@ -79,6 +79,13 @@ def generate() -> tuple[Scenario, ...]:
             _send_at("tool", ("later", "now"))]
     out += [_interrupt_at("tool", ("next", "later"), fast=True), _interrupt_at("text", ("next",)),
             _interrupt_at("tool_use", ("later",))]
+    joining = (START, *PLACES["tool"], s("send", "next"), s("release", hasty=True))
+    out.append(Scenario("interrupt@joining/after-next", (*joining, s("interrupt"), FINISH),
+                        "an interrupt as a next message joins the turn at the tool result: the message is "
+                        "answered once, or reported cancelled before any request carried it"))
+    out.append(Scenario("now@joining/after-next", (*joining, s("send", "now"), FINISH),
+                        "a now message as a next message joins the turn at the tool result: the turn stops, the "
+                        "next message is answered once or reported cancelled, the now message in a turn of its own"))
     return tuple(out)
 
 
