@@ -20,8 +20,8 @@ PARAMS = (
     Param("batch_turn_start", True, "a turn that starts takes in every waiting message of the highest priority "
           "waiting, as one prompt (the pinned build joins their texts with newlines), not only the oldest"),
     Param("now_during_tool", "waits", "a `now` message that arrives while the Bash tool runs: `waits` lets the "
-          "command end and then stops the turn (the pinned build), `stops` ends the command at once as an "
-          "interrupt does", choices=("waits", "stops")),
+          "command end and then stops the turn (the pinned build: harness/repro/now_waits_for_running_command.py), "
+          "`stops` ends the command at once as an interrupt does", choices=("waits", "stops")),
 )
 
 BUGS = (
