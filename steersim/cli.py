@@ -712,7 +712,8 @@ def build_parser() -> argparse.ArgumentParser:
     _model_args(p)
     p.add_argument("logs", nargs="+", metavar="LOG", help="recorded log files")
     p.add_argument("--format", default="facts", help="log format: facts (the core facts, default), events "
-                   "(the model's own events) or openai-ws-frames (a Responses WebSocket client's frames)")
+                   "(the model's own events), openai-ws-frames (a Responses WebSocket client's frames) or "
+                   "claude-code-stream (the stdout of `claude -p --output-format stream-json`)")
     p.add_argument("--max-states", type=positive_int, default=1_000_000,
                    help="configurations searched per log at most (exit 3 when met)")
     p.add_argument("--json", type=output_file,

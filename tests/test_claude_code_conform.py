@@ -52,8 +52,8 @@ def joined_recording(lose_m2: bool = False) -> Recording:
              _out({"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": "toolu_0001"}]}})]
     if not lose_m2:
         lines += [_life("m2", "started")]
-    lines += [_requesting("m1", *(() if lose_m2 else ("m2",))), _out({"type": "result", "subtype": "success"}),
-              *(() if lose_m2 else (_life("m2", "completed"),)), _life("m1", "completed")]
+    lines += [_requesting("m1", *(() if lose_m2 else ("m2",))), *(() if lose_m2 else (_life("m2", "completed"),)),
+              _out({"type": "result", "subtype": "success"}), _life("m1", "completed")]
     first = _body(("user", message_text("m1")))
     tool_turn = [("user", message_text("m1")), ("assistant", [{"type": "tool_use"}]),
                  ("user", [{"type": "tool_result"}] + ([] if lose_m2 else [

@@ -51,7 +51,7 @@ class LogFormat:
     name: str
     doc: str
     projection: str
-    read_line: Callable[[dict[str, Any], str], Event]
+    read_line: Callable[[dict[str, Any], str], Event | None]  # None: the line records nothing the model speaks of
 
 
 def observed_event(name: str, data: dict[str, Any]) -> Event:
@@ -89,6 +89,7 @@ FORMATS: dict[str, LogFormat] = {
 
 SYSTEM_FORMATS: dict[str, str] = {
     "openai-ws-frames": "steersim.models.openai_ws.harness.framelog:FRAME_LOG",
+    "claude-code-stream": "steersim.models.claude_code.harness.streamlog:STREAM_LOG",
 }
 """The readers of real systems' own logs, in their systems' harness packages, imported when asked for."""
 
@@ -104,7 +105,8 @@ def log_format(name: str) -> LogFormat:
 
 
 def read_log(path: str, fmt: LogFormat) -> list[Record]:
-    """Every record of the log at `path`, in order; blank lines are skipped."""
+    """Every record of the log at `path`, in order; blank lines, and lines the format's reader passes over,
+    are skipped."""
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as failed:
@@ -125,4 +127,6 @@ def _records(path: str, lines: list[str], fmt: LogFormat) -> Iterator[Record]:
             raise LogError(f"{where}: not JSON ({bad.msg}); a {fmt.name} log has one JSON object per line") from None
         if not isinstance(obj, dict):
             raise LogError(f"{where}: a {fmt.name} log has one JSON object per line, not {type(obj).__name__}")
-        yield Record(path, number, fmt.read_line(obj, where), text)
+        event = fmt.read_line(obj, where)
+        if event is not None:
+            yield Record(path, number, event, text)

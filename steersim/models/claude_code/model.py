@@ -122,11 +122,15 @@ class ClaudeCodeModel(ModelBase[ClaudeCodeState]):
         return self._end_turn(s, events, INTERRUPTED)
 
     def _end_turn(self, s: ClaudeCodeState, events: list[Event], how: str) -> Step:
-        """The turn's `result`, then its messages `completed` (or `cancelled`, when it was stopped)."""
-        state = P.COMPLETED if how == ENDED else P.CANCELLED
-        events = [*events, P.result(self._turn(s), how),
-                  *(P.lifecycle(m, state, unsent=m in s.unsent) for m in s.turn_messages)]
-        return replace(s, phase=IDLE, turn_messages=(), unsent=()), events
+        """The turn's `result` and its messages `completed` (those that joined it first, as the pinned build
+        prints them), or after it `cancelled`, when it was stopped."""
+        if how == ENDED:
+            early = [P.lifecycle(m, P.COMPLETED) for m in s.turn_messages if m in s.joined_in]
+            late = [P.lifecycle(m, P.COMPLETED) for m in s.turn_messages if m not in s.joined_in]
+        else:
+            early, late = [], [P.lifecycle(m, P.CANCELLED, unsent=m in s.unsent) for m in s.turn_messages]
+        events = [*events, *early, P.result(self._turn(s), how), *late]
+        return replace(s, phase=IDLE, turn_messages=(), joined_in=(), unsent=()), events
 
     def _take(self, s: ClaudeCodeState, taken: tuple[str, ...], turn: str) -> Step:
         """Messages taken into the conversation (`started`); the model request that carries them follows."""
@@ -167,7 +171,7 @@ class ClaudeCodeModel(ModelBase[ClaudeCodeState]):
         s = replace(s, joined=s.joined or bool(taken), later_joined=s.later_joined or "later" in kinds,
                     now_joined=s.now_joined or "now" in kinds,
                     next_left=s.next_left or any(p == "next" and m not in taken for m, p in s.queue))
-        return self._take(s, taken, "")
+        return self._take(replace(s, joined_in=(*s.joined_in, *taken)), taken, "")
 
     def _model_text(self, s: ClaudeCodeState) -> Step:
         return replace(s, phase=TEXT), [P.backend(P.TEXT_DELTA, s.requests)]

@@ -33,7 +33,8 @@ class ClaudeCodeState:
 
     `queue` holds the messages Claude Code reported `queued` and no turn took in yet, each with its
     effective priority, in arrival order; `turn_messages` the messages the running turn took in (they are
-    `completed` or `cancelled` with it); `history` every message taken into the conversation, in order (a
+    `completed` or `cancelled` with it: those that joined at a tool result are `completed` before its
+    `result`, those it started with after it); `history` every message taken into the conversation, in order (a
     message whose turn was stopped before its request went out stays there: later requests carry its text).
     The flags record a broken promise, for the properties to read.
     """
@@ -46,6 +47,7 @@ class ClaudeCodeState:
     interrupts: int = 0
     queue: tuple[tuple[str, str], ...] = ()
     turn_messages: tuple[str, ...] = ()
+    joined_in: tuple[str, ...] = ()  # those of turn_messages that joined it at a tool result
     history: tuple[str, ...] = ()
     unsent: tuple[str, ...] = ()  # messages taken into the conversation that no model request carried yet
     next_left: bool = False  # a request after a tool result left a `next` message waiting

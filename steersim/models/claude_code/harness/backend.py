@@ -92,6 +92,14 @@ class Stream:
         self.commands.put(END)
 
 
+class QuietServer(ThreadingHTTPServer):
+    """Claude Code closes the connection of a response it gives up (a stopped turn): that is its right,
+    not an error of the run, so it is not printed."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Nothing to report: the recording shows which responses Claude Code read."""
+
+
 class Backend:
     """The endpoint and its record: every streamed request body, in arrival order."""
 
@@ -101,7 +109,7 @@ class Backend:
         self.incoming: queue.Queue[Stream] = queue.Queue()
         self._lock = threading.Lock()
         self._streams: list[Stream] = []
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.server = QuietServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
         self._thread = threading.Thread(target=self.server.serve_forever, name="claude-backend", daemon=True)
 

@@ -2,13 +2,13 @@
 
 Message uuids become `m<k>` (the harness made them from k), `toolu_000k` becomes `c<k>`, turns are counted
 from the `started` line that begins each (one that comes while no turn runs). A model request stands right
-after the `system/status requesting` line Claude Code printed for it (the k-th such line announces request
-k); it carries the user messages whose text the harness wrote (each starts with its id), and reaches those
-no earlier request carried. A user message stands just before its `queued` line. The terminal lifecycle
-lines (`completed`, `cancelled`) of a turn's messages stand right after the turn's `result`, in the order
-the turn took the messages in (Claude Code prints a joined message's `completed` before the result). A
-harness move stands where the harness made it, after the request it answers, and a move on a response
-whose turn had already ended is left out (Claude Code no longer read that stream).
+after the `system/status requesting` line Claude Code printed for it; it carries the user messages whose
+text the harness wrote (each starts with its id), and reaches those no earlier request carried. A user
+message stands just before its `queued` line. A `result` says how its turn ended from the last lifecycle
+state of the turn's messages (`completed`: the model ended it; `cancelled`: an interrupt, when one was
+answered in the turn, else a `now` message). A harness move stands where the harness made it, after the
+request it answers, and a move on a response whose turn had already ended is left out (Claude Code no
+longer read that stream).
 """
 
 from __future__ import annotations
@@ -83,7 +83,9 @@ def observe(rec: Recording) -> list[Event]:
         body = line.body
         if line.type == "command_lifecycle":
             ident = names.get(body["command_uuid"], body["command_uuid"])
-            if body["state"] == P.QUEUED:
+            if body["state"] in TERMINAL:
+                put((i, 0), P.lifecycle(ident, body["state"]))
+            elif body["state"] == P.QUEUED:
                 put((i, 0), P.user(ident, rec.priorities.get(ident, "default")))
                 put((i, 0), P.lifecycle(ident, P.QUEUED))
             elif body["state"] == P.STARTED:
@@ -110,9 +112,6 @@ def observe(rec: Recording) -> list[Event]:
             states = [terminal[m].data["state"] for m in turn_messages if m in terminal]
             how = ENDED if P.COMPLETED in states else INTERRUPTED if interrupted else STOPPED
             put((i, 0), P.result(P.turn_id(turns), how))
-            for ident in turn_messages:
-                if ident in terminal:
-                    put((i, 0), terminal[ident])
             running = False
     for move in moves:
         if any(request_at.get(move.index, -1) < j < move.at for j in results):
