@@ -15,8 +15,8 @@ from steersim.models.claude_code.state import ClaudeCodeState
 READINGS = [
     {},
     {"now_during_tool": "stops"},
-    {"default_priority": "later", "priorities": "default,now"},
-    {"priorities": "default,next", "interrupts": 0},
+    {"default_priority": "later", "priorities": "now,default"},
+    {"priorities": "next,default", "interrupts": 0},
 ]
 
 

@@ -116,7 +116,8 @@ def test_a_missing_log_and_an_unknown_format_are_bad_input(user_dir: Path, capsy
     assert main(["validate", "drop_oldest.py:SPEC", "missing.log"]) == EXIT_USAGE
     assert "missing.log: cannot read the log" in capsys.readouterr().err
     assert main(["validate", "drop_oldest.py:SPEC", "app.log", "--format", "syslog"]) == EXIT_USAGE
-    assert "--format syslog: unknown log format; known formats: claude-code-stream, events, facts" in capsys.readouterr().err
+    said = capsys.readouterr().err
+    assert "--format syslog: unknown log format; known formats: claude-code-stream, events, facts" in said
 
 
 def simulated_trace(tmp_path: Path) -> list[dict]:

@@ -5,14 +5,18 @@ must be caught by, and its timing profile. `steersim.models.claude_code.SPEC` pu
 from __future__ import annotations
 
 from collections.abc import Mapping
+from itertools import combinations
 from typing import Any
 
 from steersim.core.registry import Bug, Param
 
+PRIORITIES = ("now", "next", "later", "default")
+
 PARAMS = (
     Param("messages", 3, "user messages the client sends on stdin (the first starts the first turn)", low=1, high=4),
-    Param("priorities", "now,next,later", "the priorities the client may give a message, comma-separated, from "
-          "now, next, later and default (no priority field: the session's own default)"),
+    Param("priorities", "now,next,later", "the priorities the client may give a message, comma-separated in this "
+          "order: now, next, later, default (no priority field: the session's own default)",
+          choices=tuple(",".join(c) for n in range(1, 5) for c in combinations(PRIORITIES, n))),
     Param("tool_calls", 1, "Bash tool calls the model may make in one turn", low=0, high=2),
     Param("interrupts", 1, "interrupt control requests the client sends (each while a turn runs)", low=0, high=2),
     Param("default_priority", "next", "what a message without a priority field is: the SDK says \"omit it for "
@@ -50,14 +54,9 @@ DEFAULT_TIMING: Mapping[str, Any] = {
     "tool.finish": {"dist": "lognormal", "median": 1.0, "sigma": 1.0},
 }
 
-PRIORITIES = ("now", "next", "later", "default")
-
-
 def priorities(params: Mapping[str, Any]) -> tuple[str, ...]:
-    """The client's priorities, in the fixed order of PRIORITIES (so the action order never depends on how
-    the parameter was spelled)."""
-    given = {p.strip() for p in str(params["priorities"]).split(",") if p.strip()}
-    return tuple(p for p in PRIORITIES if p in given)
+    """The client's priorities (the parameter's choices spell them in the order of PRIORITIES)."""
+    return tuple(str(params["priorities"]).split(","))
 
 
 def kinds_not_enabled(params: Mapping[str, Any]) -> dict[str, str]:

@@ -37,7 +37,8 @@ class Scenario:
     def model_params(self) -> dict[str, object]:
         """The smallest model configuration that can take every step of this scenario."""
         sends = [step.arg for step in self.steps if step.kind == "send"]
-        return {"messages": 1 + len(sends), "priorities": ",".join(sorted({"default", *sends})),
+        used = {"default", *sends}
+        return {"messages": 1 + len(sends), "priorities": ",".join(p for p in PRIORITIES if p in used),
                 "tool_calls": 1, "interrupts": sum(step.kind == "interrupt" for step in self.steps)}
 
 
