@@ -15,6 +15,7 @@ from steersim.models.claude_code.state import ClaudeCodeState
 READINGS = [
     {},
     {"now_during_tool": "stops"},
+    {"cancel_queued": True, "batch_turn_start": False},
     {"default_priority": "later", "priorities": "now,default"},
     {"priorities": "next,default", "interrupts": 0},
 ]
@@ -81,6 +82,17 @@ def test_an_interrupt_keeps_the_queue_and_ends_the_running_command():
     assert events[-4].data["still_queued"] == ("m2",)
     assert (events[-3].name, events[-3].data["synthetic"]) == (P.TOOL_RESULT, True)
     assert s.queue == (("m2", "later"),)
+
+
+def test_an_interrupt_with_cancel_queued_cancels_the_queue_first():
+    model = SPEC.build({"cancel_queued": True})
+    s, events = _walk(model, [("client.send", "next"), ("cli.start_turn",), ("cli.ask",), ("model.text",),
+                              ("client.send", "later"), ("client.interrupt",)])
+    assert [(e.name, e.data.get("message"), e.data.get("state")) for e in events[-4:]] == [
+        (P.LIFECYCLE, "m2", P.CANCELLED), (P.INTERRUPT, None, None), (P.RESULT, None, None),
+        (P.LIFECYCLE, "m1", P.CANCELLED)]
+    assert (events[-3].data["still_queued"], events[-3].data["cancelled"], s.queue) == ((), ("m2",), ())
+    assert "steer.failed(id='m2', code='cancelled')" in [str(f) for f in model.facts(events[-4])]
 
 
 def test_a_message_whose_turn_stops_before_its_request_is_cancelled_unsent():

@@ -114,8 +114,13 @@ class ClaudeCodeModel(ModelBase[ClaudeCodeState]):
             P.user(message, priority), P.lifecycle(message, P.QUEUED)]
 
     def _client_interrupt(self, s: ClaudeCodeState) -> Step:
-        queue = () if self.bug == "interrupt-drops-queue" else s.queue
-        events = [P.interrupt(tuple(m for m, _ in s.queue))]
+        queued = tuple(m for m, _ in s.queue)
+        if self.params["cancel_queued"]:
+            events = [*(P.lifecycle(m, P.CANCELLED, unsent=True) for m in queued), P.interrupt((), queued)]
+            queue: tuple[tuple[str, str], ...] = ()
+        else:
+            events = [P.interrupt(queued)]
+            queue = () if self.bug == "interrupt-drops-queue" else s.queue
         if s.phase in (TOOL, FINISHED) and self.bug != "interrupt-forgets-tool-result":
             events.append(P.tool_result(P.call_id(s.requests), s.phase == TOOL))
         s = replace(s, interrupts=s.interrupts + 1, queue=queue)

@@ -34,8 +34,10 @@ def user(message: str, priority: str) -> Event:
     return event(CLIENT, CLI, USER, message=message, priority=priority)
 
 
-def interrupt(still_queued: tuple[str, ...]) -> Event:
-    return event(CLIENT, CLI, INTERRUPT, still_queued=still_queued)
+def interrupt(still_queued: tuple[str, ...], cancelled: tuple[str, ...] = ()) -> Event:
+    """The interrupt and what its response lists: the messages left queued, and those it cancelled (with
+    `cancel_queued`)."""
+    return event(CLIENT, CLI, INTERRUPT, still_queued=still_queued, cancelled=cancelled)
 
 
 def lifecycle(message: str, state: str, turn: str = "", unsent: bool = False) -> Event:

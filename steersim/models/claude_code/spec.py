@@ -19,6 +19,8 @@ PARAMS = (
           choices=tuple(",".join(c) for n in range(1, 5) for c in combinations(PRIORITIES, n))),
     Param("tool_calls", 1, "Bash tool calls the model may make in one turn", low=0, high=2),
     Param("interrupts", 1, "interrupt control requests the client sends (each while a turn runs)", low=0, high=2),
+    Param("cancel_queued", False, "the client's interrupts set cancel_queued (the SDK's Stop): the queued "
+          "messages are cancelled too, and the response lists them under cancelled"),
     Param("default_priority", "next", "what a message without a priority field is: the SDK says \"omit it for "
           "the session's own default\"; the pinned build treats it as `next`", choices=("next", "later")),
     Param("batch_turn_start", True, "a turn that starts takes in every waiting message of the highest priority "

@@ -112,10 +112,10 @@ class Cli:
             body["priority"] = priority
         return self.write(body)
 
-    def control(self, subtype: str) -> str:
+    def control(self, subtype: str, **fields: Any) -> str:
         self._next_id += 1
         rid = f"req_{self._next_id}"
-        self.write({"type": "control_request", "request_id": rid, "request": {"subtype": subtype}})
+        self.write({"type": "control_request", "request_id": rid, "request": {"subtype": subtype, **fields}})
         return rid
 
     def wait(self, predicate: Predicate, after: int = 0, what: str = "an event") -> Line:

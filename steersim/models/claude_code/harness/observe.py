@@ -96,8 +96,9 @@ def observe(rec: Recording) -> list[Event]:
                 turn_messages.append(ident)
                 put((i, 0), P.lifecycle(ident, P.STARTED, turn))
         elif line.type == "control_response" and isinstance(body.get("response", {}).get("response"), dict):
-            queued = body["response"]["response"].get("still_queued", [])
-            put((i, 0), P.interrupt(tuple(names.get(u, u) for u in queued)))
+            listed = body["response"]["response"]
+            put((i, 0), P.interrupt(tuple(names.get(u, u) for u in listed.get("still_queued", [])),
+                                    tuple(names.get(u, u) for u in listed.get("cancelled", []))))
             interrupted = True
         elif line.type == "assistant":
             for block in body["message"]["content"]:

@@ -223,7 +223,7 @@ class Run:
 
     def _interrupt(self, step: Step) -> None:
         mark = self.cli.mark()
-        rid = self.cli.control("interrupt")
+        rid = self.cli.control("interrupt", **({"cancel_queued": True} if step.arg == "cancel" else {}))
         self.cli.wait(lambda line: line.type == "control_response" and
                       line.body.get("response", {}).get("request_id") == rid, mark, what="the interrupt's response")
         self.cli.wait(lambda line: line.type == "result", mark, what="the result of the interrupted turn")

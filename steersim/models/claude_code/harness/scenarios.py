@@ -4,7 +4,8 @@ interrupt meets the queue.
 A scenario is a list of harness steps, each named after the model action it makes happen: `start` (the
 first message, which starts the first turn), `text`, `tool_use` and `tool_input` (the backend streams text,
 the first half of a Bash tool_use, the rest of it: the CLI then runs the command), `end` (the text response
-ends), `send` (a message of the given priority), `release` (the command ends), `interrupt`, and `finish`
+ends), `send` (a message of the given priority), `release` (the command ends), `interrupt` (with `cancel`: an
+interrupt with `cancel_queued`), and `finish`
 (answer every further model request with text until every message has been answered, then end stdin). A
 step marked `hasty` does not wait for what it causes before the next step goes out: that is how a message
 races the end of a turn.
@@ -39,7 +40,8 @@ class Scenario:
         sends = [step.arg for step in self.steps if step.kind == "send"]
         used = {"default", *sends}
         return {"messages": 1 + len(sends), "priorities": ",".join(p for p in PRIORITIES if p in used),
-                "tool_calls": 1, "interrupts": sum(step.kind == "interrupt" for step in self.steps)}
+                "tool_calls": 1, "interrupts": sum(step.kind == "interrupt" for step in self.steps),
+                "cancel_queued": any(step.kind == "interrupt" and step.arg == "cancel" for step in self.steps)}
 
 
 def s(kind: str, arg: str = "", hasty: bool = False) -> Step:
@@ -64,11 +66,15 @@ def _send_at(place: str, priorities: tuple[str, ...], fast: bool = False) -> Sce
                     "joining the turn or in a turn of its own as its priority says", fast)
 
 
-def _interrupt_at(place: str, priorities: tuple[str, ...], fast: bool = False) -> Scenario:
-    name = f"interrupt@{place}/after-{'+'.join(priorities)}"
-    steps = (START, *PLACES[place], *(s("send", p) for p in priorities), s("interrupt"), FINISH)
-    return Scenario(name, steps, "an interrupt after queued messages: the turn ends, the queued messages stay "
-                    "queued (still_queued) and are answered afterwards", fast)
+def _interrupt_at(place: str, priorities: tuple[str, ...], fast: bool = False, cancel: bool = False) -> Scenario:
+    name = f"{'stop' if cancel else 'interrupt'}@{place}/after-{'+'.join(priorities)}"
+    steps = (START, *PLACES[place], *(s("send", p) for p in priorities), s("interrupt", "cancel" if cancel else ""),
+             FINISH)
+    doc = ("an interrupt with cancel_queued after queued messages: the turn ends and the queued messages are "
+           "cancelled, each reported cancelled and listed in the response" if cancel else
+           "an interrupt after queued messages: the turn ends, the queued messages stay queued (still_queued) and "
+           "are answered afterwards")
+    return Scenario(name, steps, doc, fast)
 
 
 def generate() -> tuple[Scenario, ...]:
@@ -79,7 +85,7 @@ def generate() -> tuple[Scenario, ...]:
             _send_at("text", ("default", "next")), _send_at("text", ("next", "now")), _send_at("text", ("now", "now")),
             _send_at("tool", ("later", "now"))]
     out += [_interrupt_at("tool", ("next", "later"), fast=True), _interrupt_at("text", ("next",)),
-            _interrupt_at("tool_use", ("later",))]
+            _interrupt_at("tool_use", ("later",)), _interrupt_at("tool", ("next", "later"), cancel=True)]
     joining = (START, *PLACES["tool"], s("send", "next"), s("release", hasty=True))
     out.append(Scenario("interrupt@joining/after-next", (*joining, s("interrupt"), FINISH),
                         "an interrupt as a next message joins the turn at the tool result: the message is "
