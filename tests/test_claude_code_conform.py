@@ -5,12 +5,15 @@ default, the full plan in the slow set."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 
 from steersim.errors import UsageError
 from steersim.models.claude_code import protocol as P
 from steersim.models.claude_code.harness import binary, conform
+from steersim.models.claude_code.harness.causes import REPRO_DIR
 from steersim.models.claude_code.harness.cli import Line, message_uuid
 from steersim.models.claude_code.harness.judge import judge
 from steersim.models.claude_code.harness.observe import observe
@@ -125,3 +128,12 @@ def test_the_full_plan_conforms(tmp_path):
     report = _run(tmp_path, "full")
     assert report["runs"] == len(SCENARIOS)
     assert (report["code"], report["findings"]) == (0, [])
+
+
+@pytest.mark.slow
+@needs_claude
+def test_a_now_message_waits_for_the_running_command_on_the_pinned_build():
+    """The model's `now_during_tool=waits` reading, as its standalone script shows it (exit 1: the build waits)."""
+    script = REPRO_DIR / "now_waits_for_running_command.py"
+    ran = subprocess.run([sys.executable, str(script), "--seconds", "3"], capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 1, ran.stdout + ran.stderr
