@@ -31,11 +31,13 @@ from steersim.models.claude_code.harness.scenarios import NAMED, SCENARIOS, Scen
 from steersim.traces.trace import write_trace
 
 SEAMS = (
-    "model requests travel over HTTP and lines over stdout, so a request stands where Claude Code announced it "
-    "(`system/status requesting`, printed with --include-partial-messages), the k-th announcement for the k-th "
-    "request",
-    "a turn's `completed` and `cancelled` lines are judged as one group right after its `result` (Claude Code "
-    "prints a joined message's `completed` before the result), so their order among themselves is not judged",
+    "model requests travel over HTTP and lines over stdout, so a request stands at the first `system/status "
+    "requesting` line (printed with --include-partial-messages) after the previous request's that names the last "
+    "message it is the first to carry; an announcement whose request never went out (its turn was stopped first) "
+    "is passed over",
+    "a `result` says how its turn ended by its messages' last lifecycle state: `completed`, the model ended it; "
+    "`cancelled`, an interrupt when one was answered during the turn, else a `now` message",
+    "a harness move on a response whose turn had already ended is left out: Claude Code no longer read it",
     "only user messages the harness wrote (their text starts with their id) are read from a model request; "
     "system reminders, tool results and assistant messages are not judged",
     "the Bash command is `cat` of a named pipe: the harness ends it by writing the pipe once `cat` opened it",
