@@ -118,7 +118,7 @@ def test_a_missing_log_and_an_unknown_format_are_bad_input(user_dir: Path, capsy
     assert main(["validate", "drop_oldest.py:SPEC", "app.log", "--format", "syslog"]) == EXIT_USAGE
     err = capsys.readouterr().err
     assert "--format syslog: unknown log format; known formats: " in err
-    assert "codex-rollout, events, facts" in err
+    assert "claude-code-stream, codex-appserver, codex-rollout, events, facts" in err
 
 
 def simulated_trace(tmp_path: Path) -> list[dict]:

@@ -60,7 +60,8 @@ class LogFormat:
     name: str
     doc: str
     projection: str
-    read_line: Callable[[dict[str, Any], str], Event] | None = None
+    # a line reader's None: the line records nothing the model speaks of
+    read_line: Callable[[dict[str, Any], str], Event | None] | None = None
     read_lines: Callable[[str, Sequence[Line]], list[Record]] | None = None
     kind: Callable[[Event], str] | None = None
 
@@ -71,7 +72,8 @@ class LogFormat:
             return self.read_lines(path, list(lines))
         assert self.read_line is not None, f"the {self.name} format has no reader"
         read = self.read_line
-        return [Record(path, number, read(obj, f"{path}:{number}"), text) for number, obj, text in lines]
+        return [Record(path, number, event, text) for number, obj, text in lines
+                if (event := read(obj, f"{path}:{number}")) is not None]
 
 
 def observed_event(name: str, data: dict[str, Any]) -> Event:
@@ -113,6 +115,7 @@ SYSTEM_FORMATS: dict[str, str] = {
     "codex-rollout": "steersim.models.codex.harness.rollout:ROLLOUT_LOG",
     "openclaw-transcript": "steersim.models.openclaw.harness.transcript:TRANSCRIPT_LOG",
     "langgraph-records": "steersim.models.langgraph.harness.records:RECORDS_LOG",
+    "claude-code-stream": "steersim.models.claude_code.harness.streamlog:STREAM_LOG",
 }
 """The readers of real systems' own logs, in their systems' harness packages, imported when asked for."""
 
@@ -128,7 +131,8 @@ def log_format(name: str) -> LogFormat:
 
 
 def read_log(path: str, fmt: LogFormat) -> list[Record]:
-    """Every record of the log at `path`, in order; blank lines are skipped."""
+    """Every record of the log at `path`, in order; blank lines, and lines the format's reader passes over,
+    are skipped."""
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as failed:
