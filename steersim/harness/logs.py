@@ -116,6 +116,7 @@ SYSTEM_FORMATS: dict[str, str] = {
     "openclaw-transcript": "steersim.models.openclaw.harness.transcript:TRANSCRIPT_LOG",
     "langgraph-records": "steersim.models.langgraph.harness.records:RECORDS_LOG",
     "claude-code-stream": "steersim.models.claude_code.harness.streamlog:STREAM_LOG",
+    "pydantic-ai-messages": "steersim.models.pydantic_ai.harness.history:MESSAGES_LOG",
 }
 """The readers of real systems' own logs, in their systems' harness packages, imported when asked for."""
 

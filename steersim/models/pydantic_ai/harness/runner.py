@@ -63,6 +63,7 @@ class Recording:
     version: str = ""
     notes: list[str] = field(default_factory=list)  # what the harness saw that is no event: errors, outputs
     lost_results: list[str] = field(default_factory=list)  # calls that returned, missing from the continued history
+    messages: list[Any] = field(default_factory=list)  # the conversation's message history when the last run stopped
 
     @property
     def events(self) -> list[Event]:
@@ -312,12 +313,12 @@ class Driven:
                 self.note("run.started", run=run_name(run))
             self.ended = False
             try:
-                output = await self._one(agent, PROMPTS[run], history, hooks)
+                output, self.rec.messages = await self._one(agent, PROMPTS[run], history, hooks)
                 self.rec.notes.append(f"{run_name(run)} output {output!r}")
                 self.end_run()
                 history = None
             except RunCancelled as cancelled:
-                history = cancelled.all_messages()
+                history = self.rec.messages = cancelled.all_messages()
                 self._stopped()
             self.reached("after")
             self.reached("cancelled" if history is not None else "ended")
@@ -343,26 +344,30 @@ class Driven:
         self.in_model = None
         self.open_calls.clear()
 
-    async def _one(self, agent: Any, prompt: str, history: list[Any] | None, hooks: list[Any]) -> Any:
+    async def _one(self, agent: Any, prompt: str, history: list[Any] | None,
+                   hooks: list[Any]) -> tuple[Any, list[Any]]:
+        """Run once the scenario's way: the run's output and the conversation's messages when it ended."""
         mode = self.scenario.mode
         if mode == "iter":
             async with agent.iter(prompt, message_history=history, capabilities=hooks) as run:
                 self.handle = run
                 async for _ in run:
                     pass
-            return run.result.output if run.result else None
+            return (run.result.output, run.result.all_messages()) if run.result else (None, run.all_messages())
         if mode == "run":
-            return (await agent.run(prompt, message_history=history, capabilities=hooks)).output
+            result = await agent.run(prompt, message_history=history, capabilities=hooks)
+            return result.output, result.all_messages()
         if mode == "run_stream":
             async with agent.run_stream(prompt, message_history=history, capabilities=hooks) as streamed:
-                return await streamed.get_output()
-        output = None
+                output = await streamed.get_output()
+            return output, streamed.all_messages()
+        output, messages = None, []
         async with agent.run_stream_events(prompt, message_history=history, capabilities=hooks) as events:
             async for event in events:
                 result = getattr(event, "result", None)
                 if result is not None:
-                    output = result.output
-        return output
+                    output, messages = result.output, result.all_messages()
+        return output, messages
 
 
 def _later(point: str, other: str) -> bool:
