@@ -45,7 +45,7 @@ from steersim.models.pydantic_ai.facts import facts
 from steersim.models.pydantic_ai.state import turn_name
 
 MARKER = re.compile(r"steer (m[0-9]+)")  # the text of an enqueued message in the harness (`runner.marker`)
-TOOL_PARTS = ("tool-return", "retry-prompt")
+TOOL_PARTS = ("tool-return", "retry-prompt")  # a call's answer when it names its tool (a retry may not: output)
 
 
 def message_of(part: dict[str, Any]) -> str | None:
@@ -115,7 +115,7 @@ class HistoryReader:
         pending.line, pending.text = number, text
         for part in parts:
             kind = part.get("part_kind")
-            if kind in TOOL_PARTS and part.get("tool_call_id") is not None:
+            if kind in TOOL_PARTS and part.get("tool_name") is not None and part.get("tool_call_id") is not None:
                 call = self.call(part["tool_call_id"])
                 if part.get("outcome") == "interrupted":
                     pending.closed_out.append(call)
