@@ -731,8 +731,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", default="facts", help="log format: facts (the core facts, default), events "
                    "(the model's own events), openai-ws-frames (a Responses WebSocket client's frames), "
                    "codex-appserver (a conform transcript), codex-rollout (a Codex rollout file), "
-                   "openclaw-transcript (an OpenClaw session transcript), langgraph-records (a thread's records) "
-                   "or claude-code-stream (the stdout of `claude -p --output-format stream-json`)")
+                   "openclaw-transcript (an OpenClaw session transcript), langgraph-records (a thread's records), "
+                   "claude-code-stream (the stdout of `claude -p --output-format stream-json`) or "
+                   "pydantic-ai-messages (a Pydantic AI message history, one message a line)")
     p.add_argument("--max-states", type=positive_int, default=1_000_000,
                    help="configurations searched per log at most (exit 3 when met)")
     p.add_argument("--json", type=output_file,

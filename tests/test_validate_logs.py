@@ -119,6 +119,7 @@ def test_a_missing_log_and_an_unknown_format_are_bad_input(user_dir: Path, capsy
     err = capsys.readouterr().err
     assert "--format syslog: unknown log format; known formats: " in err
     assert "claude-code-stream, codex-appserver, codex-rollout, events, facts" in err
+    assert "openclaw-transcript, pydantic-ai-messages" in err
 
 
 def simulated_trace(tmp_path: Path) -> list[dict]:

@@ -22,6 +22,8 @@ OPENCLAW = ("openclaw", "openclaw-transcript")
 OPENCLAW_RUN = ("-p", "end_listener_window=true")
 LANGGRAPH = ("langgraph", "langgraph-records")
 LANGGRAPH_RUN = ("-p", "runs=2", "-p", "nodes=2")
+PYDANTIC = ("pydantic-ai", "pydantic-ai-messages")
+ONE_CALL = ("-p", "tool_calls=1")  # the model's default response calls two tools
 
 CLEAN = {  # file: (model, format, options)
     "codex-appserver-steer-x2-tool.jsonl": ("codex", "codex-appserver", ()),
@@ -39,6 +41,13 @@ CLEAN = {  # file: (model, format, options)
     "langgraph-records-enqueue.jsonl": (*LANGGRAPH, LANGGRAPH_RUN),
     "langgraph-records-rollback.jsonl": (*LANGGRAPH, LANGGRAPH_RUN),
     "langgraph-records-reject.jsonl": (*LANGGRAPH, LANGGRAPH_RUN),
+    # run,calls=2,when_idle@model,asap@tool; run,calls=1,asap@tool+tool,asap@tool;
+    # iter,calls=2,when_idle@model,asap@tools,cancel@returned and run_stream,calls=1,when_idle@model,asap@model,
+    # cancel@model of `conform pydantic-ai`
+    "pydantic-ai-messages-enqueue.jsonl": (*PYDANTIC, ()),
+    "pydantic-ai-messages-tool-enqueue.jsonl": (*PYDANTIC, ONE_CALL),
+    "pydantic-ai-messages-cancel-tools.jsonl": (*PYDANTIC, ()),
+    "pydantic-ai-messages-cancel-model.jsonl": (*PYDANTIC, ONE_CALL),
 }
 
 DEFECTS = {  # file: (model, format, the line the finding names, a word of the system the finding offers)
@@ -75,8 +84,17 @@ DEFECTS = {  # file: (model, format, the line the finding names, a word of the s
     "langgraph-records-result-without-call.jsonl": (*LANGGRAPH, 4, "checkpoint(run='r1', name='r1.1'"),
     # the thread's final values with r2's first write before r1's last
     "langgraph-records-reordered-history.jsonl": (*LANGGRAPH, 14, "run.status(run='r2', status='success'"),
+    # from pydantic-ai-messages-enqueue: the when_idle m1 gone from the request the end's redirect made for it
+    "pydantic-ai-messages-lost-message.jsonl": (*PYDANTIC, 6, "steer.applied(id='m1', turn='r1.3')"),
+    # the second tool return names a call (call_9) no response asked for
+    "pydantic-ai-messages-result-without-call.jsonl": (*PYDANTIC, 3, "tool.result(call='r1.1.t2'"),
+    # from pydantic-ai-messages-tool-enqueue: m1 and m2 swapped; m1 cannot follow m2 into the same request
+    "pydantic-ai-messages-reordered-history.jsonl": (*PYDANTIC, 4, "steer.applied(id='m1', turn='r1.2')"),
+    # an output retry (RetryFeedbackPart) and a second answer after the final one: a request with nothing queued
+    "pydantic-ai-messages-request-after-end.jsonl": (*PYDANTIC, 8, "turn.started(turn='r2.1'"),
 }
-OPTIONS = {"openclaw": OPENCLAW_RUN, "langgraph": LANGGRAPH_RUN}
+OPTIONS = {"openclaw": OPENCLAW_RUN, "langgraph": LANGGRAPH_RUN,
+           "pydantic-ai-messages-reordered-history.jsonl": ONE_CALL}  # by model, or by file
 
 
 @pytest.mark.parametrize("name", sorted(CLEAN))
@@ -90,7 +108,7 @@ def test_each_edited_log_is_flagged_at_its_defect(tmp_path: Path, name: str) -> 
     model, fmt, line, offered = DEFECTS[name]
     path = FIXTURES / name
     out = tmp_path / "report.json"
-    options = OPTIONS.get(model, ())
+    options = OPTIONS.get(name, OPTIONS.get(model, ()))
     assert main(["validate", model, str(path), "--format", fmt, *options, "--json", str(out)]) == EXIT_VIOLATION
     finding = json.loads(out.read_text())["logs"][0]["finding"]
     assert (finding["file"], finding["line"]) == (str(path), line)
@@ -135,12 +153,46 @@ def test_an_appserver_transcript_reads_as_the_conform_run_it_records(tmp_path: P
     assert any(event.name == "turn/steer" for event in read)
 
 
+@pytest.mark.parametrize("scenario", ["run,calls=2,when_idle@model,asap@tool",
+                                      "iter,calls=2,when_idle@model,asap@tools,cancel@returned",
+                                      "run_stream,calls=1,when_idle@model,asap@model,cancel@model"])
+def test_a_message_history_reads_as_the_facts_of_the_conform_run(tmp_path: Path, scenario: str) -> None:
+    """One mechanism: the history a conform run ends with, written as the docs say, reads back as the common
+    facts of the events the conform judge validated, of the kinds a history shows (no enqueue, no tool start)."""
+    messages = pytest.importorskip("pydantic_ai.messages")
+    from steersim.harness.logs import read_log
+    from steersim.models.pydantic_ai import facts
+    from steersim.models.pydantic_ai.harness.history import MESSAGES_LOG
+    from steersim.models.pydantic_ai.harness.runner import run_one
+    from steersim.models.pydantic_ai.harness.scenarios import parse
+
+    recording = run_one(parse(scenario))
+    with (tmp_path / "history.jsonl").open("wb") as f:
+        for message in recording.messages:
+            f.write(messages.ModelMessagesTypeAdapter.dump_json([message])[1:-1] + b"\n")
+    read = [(r.event.name, dict(r.event.data)) for r in read_log(str(tmp_path / "history.jsonl"), MESSAGES_LOG)]
+    kinds = {name for name, _ in read}
+    shown = [(f.name, dict(f.fields)) for e in recording.events for f in facts.facts(e) if f.name in kinds]
+    assert read == shown
+    assert {"turn.started", "turn.ended"} <= kinds
+
+
+def test_each_history_line_is_one_pydantic_ai_message() -> None:
+    """The recorded and the edited histories are Pydantic AI's own: each line loads as one message."""
+    messages = pytest.importorskip("pydantic_ai.messages")
+    for path in sorted(FIXTURES.glob("pydantic-ai-messages-*.jsonl")):
+        for line in path.read_bytes().splitlines():
+            (message,) = messages.ModelMessagesTypeAdapter.validate_json(b"[" + line + b"]")
+            assert message.kind in ("request", "response"), path
+
+
 BAD_LINES = {  # format: (model, a line the reader cannot read, what the one-line error says)
     "codex-appserver": ("codex", {"note": "hello"}, "an app-server transcript line is"),
     "codex-rollout": ("codex", {"type": "event_msg"}, "a rollout line is"),
     "openclaw-transcript": ("openclaw", {"type": "message", "message": {"role": "system"}},
                             "a message of role 'system'"),
     "langgraph-records": ("langgraph", {"runs": [{"run_id": "x"}]}, "a records line is"),
+    "pydantic-ai-messages": ("pydantic-ai", {"role": "user", "content": "hi"}, "a message history line is"),
 }
 
 
