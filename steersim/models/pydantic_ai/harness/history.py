@@ -42,7 +42,7 @@ from typing import Any
 from steersim.core.model import Event
 from steersim.harness.logs import Line, LogError, LogFormat, Record, observed_event
 from steersim.models.pydantic_ai.facts import facts
-from steersim.models.pydantic_ai.state import turn_name
+from steersim.models.pydantic_ai.state import run_name, turn_name
 
 MARKER = re.compile(r"steer (m[0-9]+)")  # the text of an enqueued message in the harness (`runner.marker`)
 TOOL_PARTS = ("tool-return", "retry-prompt")  # a call's answer when it names its tool (a retry may not: output)
@@ -136,7 +136,7 @@ class HistoryReader:
         if pending.run != self.run:
             self.run, self.requests, self.final = pending.run, 0, False
         self.requests += 1
-        turn, run = self.turn(), None if self.run is None else f"r{self.run + 1}"
+        turn, run = self.turn(), None if self.run is None else run_name(self.run)
         delivered = tuple(pending.delivered)
         if self.final and delivered:
             self.emit(pending.line, pending.text, "redirect", run=run, turn=turn, delivered=delivered)
