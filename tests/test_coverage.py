@@ -133,8 +133,7 @@ def test_every_built_in_model_covers_its_enabled_kinds_at_the_defaults(name: str
     ("openclaw", {"mode": "interrupt"}),
     ("openclaw", {"tool_execution": "sequential", "compaction": True, "end_listener_window": True, "mode": "collect"}),
     pytest.param("openai-ws", {"followups": 1, "response_failures": True}, marks=pytest.mark.slow),
-    pytest.param("openai-ws", {"followups": 2}, marks=pytest.mark.slow),
-    pytest.param("codex", {"bad_steers": True}, marks=pytest.mark.slow)])
+    pytest.param("openai-ws", {"followups": 2}, marks=pytest.mark.slow)])
 def test_the_setting_a_model_names_does_enable_the_kind(name: str, params: dict) -> None:
     """What `check` says enables a kind does: with that setting, each kind it frees fires."""
     spec = get_model_spec(name)
@@ -150,7 +149,7 @@ def test_the_setting_a_model_names_does_enable_the_kind(name: str, params: dict)
 def test_the_html_report_says_which_setting_enables_a_kind_left_out() -> None:
     from steersim.report.html import report_html
 
-    spec = get_model_spec("codex")
+    spec = get_model_spec("foundry")
     page, _ = report_html(spec, spec.resolve({}, None), None)
-    assert "not enabled by these parameters (enabled by bad_steers=true)" in page
+    assert "not enabled by these parameters (enabled by shutdowns=1 or more)" in page
     assert "never fired" not in page
