@@ -100,6 +100,10 @@ def properties(params: Mapping[str, Any], bug: str | None = None) -> Sequence[Pr
                doc="a turn completes only after a model request has carried every command output and every steer "
                    "written since the last one (the response it ends on saw them)"),
     ]
+    if params["turns"] > params["interrupts"]:
+        out.append(Sometimes("turn-completes", state=lambda s: s.read and s.turns > s.interrupts,
+                             doc="some turn ends with turn/completed status completed (not interrupted) and the "
+                                 "client reads the thread back"))
     if params["tool_calls"] > 0:
         out.append(Sometimes("tool-output-reaches-model", state=lambda s: s.phase == SAMPLING and s.calls > 0,
                              doc="some model request of a turn carries the output of a command it ran"))
