@@ -74,6 +74,20 @@ def messages_shown(s: CodexState, a: Action, t: CodexState, events: Sequence[Eve
     return shown == list(t.history[len(s.history):])
 
 
+def within_parameters(params: Mapping[str, Any]) -> Callable[..., bool]:
+    """The client and the backend stay within the scenario the parameters name, so that the check explores
+    that environment and no other."""
+    def within(s: CodexState, a: Action, t: CodexState, events: Sequence[Event]) -> bool:
+        if a.kind == "client.bad_steer" and (not params["bad_steers"] or s.phase == IDLE):
+            return False
+        if a.kind == "client.steer" and any(e.data["expected"] != P.ACTIVE or e.data["empty"]
+                                            for e in events if e.name == "turn/steer"):
+            return False
+        return (t.prompts <= params["turns"] and t.steers - len(t.bad) <= params["steers"]
+                and t.interrupts <= params["interrupts"] and t.calls <= params["tool_calls"])
+    return within
+
+
 def properties(params: Mapping[str, Any], bug: str | None = None) -> Sequence[Property]:
     carry = params["interrupt_pending"] == "carry"
     out: list[Property] = [
@@ -96,6 +110,13 @@ def properties(params: Mapping[str, Any], bug: str | None = None) -> Sequence[Pr
         Always("messages-shown-as-items", step=messages_shown, with_events=True,
                doc="a user message enters the thread exactly when its userMessage item completes, in that order, "
                    "so thread/read returns the messages whose items the client saw"),
+        Always("within-parameters", step=within_parameters(params), with_events=True,
+               kinds=("client.turn_start", "client.steer", "client.bad_steer", "client.interrupt", "model.tool_call"),
+               doc="the client sends at most turns turn/starts, steers well-formed steers (naming the latest turn, "
+                   "input not empty) and interrupts "
+                   "interrupts, malformed steers only with bad_steers and only to an active turn, and the model "
+                   "makes at most tool_calls calls per turn: the check explores the environment its parameters "
+                   "name"),
         Always("tool-output-sent-back", step=lambda s, a, t: not s.need_request, kinds=("codex.end_turn",),
                doc="a turn completes only after a model request has carried every command output and every steer "
                    "written since the last one (the response it ends on saw them)"),
