@@ -117,7 +117,8 @@ def properties(params: Mapping[str, Any], bug: str | None = None) -> Sequence[Pr
                    "interrupts, malformed steers only with bad_steers and only to an active turn, and the model "
                    "makes at most tool_calls calls per turn: the check explores the environment its parameters "
                    "name"),
-        Always("tool-output-sent-back", step=lambda s, a, t: not s.need_request, kinds=("codex.end_turn",),
+        Always("tool-output-sent-back", step=lambda s, a, t: a.kind != "codex.end_turn" or not s.need_request,
+               kinds=("codex.end_turn",),
                doc="a turn completes only after a model request has carried every command output and every steer "
                    "written since the last one (the response it ends on saw them)"),
     ]

@@ -98,6 +98,8 @@ def properties(config: Mapping[str, Any]) -> Sequence[Property]:
         return True
 
     def stream_ends(s: S, a: Action, t: S) -> bool:
+        if a.kind != "stream.leave":
+            return True
         j = a.args[0]
         return s.joined[j] and (s.status[j] not in IN_FLIGHT or bool(s.cancel[j]) or s.task[j] in (FINISHED, STOPPED))
 
