@@ -206,8 +206,10 @@ def _guards(params: Mapping[str, Any], full: str, precondition: str) -> list[Pro
             out.append(Sometimes("queue-full", state=lambda s: s.rejection == full,
                                  doc="an enqueue finds the queue full"))
         if params["crashes"]:
-            out.append(Sometimes("crash-with-queue", state=lambda s: s.proc == DOWN and bool(s.queue),
-                                 doc="the process crashes with inputs queued"))
+            out.append(Sometimes("crash-with-queue",
+                                 state=lambda s: s.proc == DOWN and bool(s.queue) and s.shutdowns == 0,
+                                 doc="the process crashes with inputs queued (before any graceful shutdown, whose "
+                                     "end leaves the process down too)"))
     if params["preconditions"] and callers > 2:
         out.append(Sometimes("stale-precondition", state=lambda s: s.rejection == precondition,
                              doc="a caller's if_last_input_id goes stale"))
@@ -313,8 +315,10 @@ def _behaviour_guards(params: Mapping[str, Any]) -> list[Property]:
         out.append(Sometimes("handler-sees-signal", state=lambda s: s.turn == RUNNING and s.checks > 0 and s.cancel,
                              doc="a handler reads ctx.cancel set at a safe point"))
     if params["crashes"]:
-        out.append(Sometimes("recovered-turn-runs", state=lambda s: s.turn == RUNNING and s.mode == "recovered",
-                             doc="after a crash the interrupted turn runs again, recovered"))
+        out.append(Sometimes("recovered-turn-runs",
+                             state=lambda s: s.turn == RUNNING and s.mode == "recovered" and s.shutdowns == 0,
+                             doc="after a crash the interrupted turn runs again, recovered (before any graceful "
+                                 "shutdown, after which the next lifetime recovers a turn too)"))
     if params["shutdowns"]:
         out += [
             Sometimes("exit-for-recovery",
