@@ -11,9 +11,20 @@ from steersim.checking.explorer import CheckOptions
 from steersim.core.model import Action, Event
 from steersim.models.foundry import SPEC
 from steersim.models.foundry.model import FoundryModel
-from steersim.models.foundry.state import CANCELLED, DEFERRED, EXITED, IN_PROGRESS, NOBODY, STOPPING, UP, WAITING, with_
+from steersim.models.foundry.state import (
+    CANCELLED,
+    DEFERRED,
+    EXITED,
+    IN_PROGRESS,
+    NOBODY,
+    STOPPING,
+    SUSPENDED,
+    UP,
+    WAITING,
+    with_,
+)
 
-SMALL = {"callers": 3, "queue_cap": 1}
+SMALL = {"callers": 3, "queue_cap": 1, "shutdowns": 0}
 SHUTDOWN = {**SMALL, "shutdowns": 1, "crashes": 0}
 
 
@@ -147,6 +158,7 @@ SWITCHED_OFF = [
      without(("handler.return", lambda s, a: s.proc == STOPPING), ("handler.raise", lambda s, a: s.proc == STOPPING),
              ("process.shutdown", lambda s, a: s.turn == EXITED))),
     ("queued-waiter-at-stop", SHUTDOWN, without(("process.shutdown", lambda s, a: bool(s.queue)))),
+    ("suspended-chain-resumes", SMALL, without(("caller.start", lambda s, a: s.status == SUSPENDED))),
     ("out-of-order-call", {**SMALL, "callers_in_order": False},
      without(("caller.start", lambda s, a: "idle" in s.callers[: a.args[0]]))),
 ]

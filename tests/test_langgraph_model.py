@@ -55,3 +55,17 @@ def test_a_run_is_a_steer_and_a_turn():
     assert [f.name for f in never_started] == ["steer.failed"]
     marked_first = facts(Event("server", "store", "run.deleted", {"run": "r2", "started": False, "settled": True}))
     assert marked_first == ()
+
+
+def test_a_run_the_client_interrupts_alone_leaves_the_thread_interrupted():
+    """runs.cancel on the one running run, after its input checkpoint: once its task settles, nothing is in
+    flight and the thread shows the run's status (interrupted, nodes left) with its last checkpoint's values."""
+    model = SPEC.build({"runs": 1, "stream_clients": False, "node_errors": False})
+    s = model.init_states()[0]
+    for kind in ("client.create", "client.respond", "dispatcher.pick", "worker.checkpoint", "worker.checkpoint",
+                 "client.cancel", "server.signal", "worker.notice", "worker.cancelled", "worker.settle"):
+        s, _ = model.step(s, next(a for a in model.actions(s) if a.kind == kind))
+    assert (s.status, s.thread_status, s.thread_values) == (("interrupted",), "interrupted", ("r1",))
+    _, props = checking.verdicts(SPEC, {"runs": 1, "stream_clients": False, "node_errors": False},
+                                 "interrupted-thread-stays-busy")
+    assert props["thread-agrees-with-last-run"].status == "violated"

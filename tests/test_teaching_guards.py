@@ -39,6 +39,15 @@ class StatusSwapped(TeachingModel):
                 if e.name == "turn.end" else e for e in events]
 
 
+class AlwaysSteered(TeachingModel):
+    """Every turn ends 'steered', also one whose calls all ran: only the converse half of the status check,
+    a turn with no skipped call ends 'completed', sees it."""
+
+    def observe(self, s, a, t):
+        return [Event(e.source, e.target, e.name, {**e.data, "status": "steered"}) if e.name == "turn.end" else e
+                for e in super().observe(s, a, t)]
+
+
 class IdleAfterDelivery(TeachingModel):
     """A boundary that delivered steers goes idle instead of calling the model with them."""
 
@@ -51,6 +60,7 @@ class IdleAfterDelivery(TeachingModel):
     (LaunchWithoutStart, "truthful-results"),
     (SkipReadAsReal, "truthful-results"),
     (StatusSwapped, "status-tells-steered"),
+    (AlwaysSteered, "status-tells-steered"),
     (IdleAfterDelivery, "delivered-steers-called"),
 ])
 def test_each_check_over_emitted_facts_catches_its_defect(model: type[TeachingModel], caught_by: str) -> None:
@@ -119,3 +129,11 @@ def test_an_environment_beyond_its_parameters_is_caught():
     assert {p.name: p.status for p in result.properties}["within-parameters"] == "violated"
     for engine in ("generic", "vector"):
         assert check(TeachingModel(3, 3, 2, 3), CheckOptions(engine=engine)).status == "ok"
+
+
+@pytest.mark.parametrize("engine", ["generic", "auto"])
+def test_a_completed_turn_reported_steered_is_caught_by_both_engines(engine: str) -> None:
+    """The seeded variant: steers delivered at a boundary make a turn whose calls all ran end 'steered'."""
+    result = check(TeachingModel(3, 3, 2, 3, "completed-turn-reported-steered"),
+                   CheckOptions(keep_going=True, engine=engine))
+    assert {p.name: p.status for p in result.properties}["status-tells-steered"] == "violated"

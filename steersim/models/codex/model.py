@@ -96,6 +96,8 @@ class CodexModel(ModelBase[CodexState]):
                 out.append(Action("codex", "codex.record"))
             if s.need_request and not s.pending:
                 out.append(Action("codex", "codex.request"))
+                if s.calls and self.has_bug("end-turn-before-tool-output"):
+                    out.append(Action("codex", "codex.end_turn"))
             elif not s.pending or self.has_bug("end-turn-with-pending"):
                 out.append(Action("codex", "codex.end_turn"))
         return out
@@ -138,8 +140,7 @@ class CodexModel(ModelBase[CodexState]):
         message = P.steer_id(s.steers + 1)
         s = replace(s, steers=s.steers + 1, bad=(*s.bad, kind))
         expected, empty = (P.ACTIVE, True) if kind == "empty" else (kind, False)
-        if kind == P.STALE and self.has_bug("accept-stale-turn-id"):
-            s = replace(s, bad_accepted=True)
+        if (kind == P.STALE and self.has_bug("accept-stale-turn-id")) or (empty and self.has_bug("accept-empty-steer")):
             return self._accept(s, [P.turn_steer(message, expected, empty, P.ACCEPTED, self._turn(s))], message)
         code = EMPTY_INPUT if empty else TURN_MISMATCH
         return s, [P.turn_steer(message, expected, empty, code, "")]
@@ -159,7 +160,7 @@ class CodexModel(ModelBase[CodexState]):
             if self.has_bug("forget-running-tool"):
                 running = ""
         pending, history = s.pending, s.history
-        if self.params["interrupt_pending"] == "persist":
+        if self.params["interrupt_pending"] == "persist" and not self.has_bug("interrupt-keeps-pending"):
             if not self.has_bug("drop-pending-on-interrupt"):
                 for ident in pending:
                     events += self._user_message(ident, turn)
@@ -218,7 +219,7 @@ class CodexModel(ModelBase[CodexState]):
             order = order + order
         events: list[Event] = []
         for ident in order:
-            events += self._user_message(ident, turn)
+            events += [] if self.has_bug("write-steer-without-item") else self._user_message(ident, turn)
         return replace(s, pending=(), history=(*s.history, *order), need_request=True), events
 
     def _codex_request(self, s: CodexState) -> Step:

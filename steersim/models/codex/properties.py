@@ -9,16 +9,20 @@ the order it accepted them, and it accepts only steers that name the active turn
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from steersim.core.model import Always, Property, Sometimes
-from steersim.models.codex.state import IDLE, CodexState
+from steersim.core.model import Action, Always, Event, Property, Sometimes
+from steersim.models.codex import protocol as P
+from steersim.models.codex.state import EMPTY_INPUT, IDLE, NO_ACTIVE_TURN, SAMPLING, TURN_MISMATCH, CodexState
 
 
-def persisted(s: CodexState) -> bool:
-    """Every acknowledged steer is in the thread's history, or still waiting to be written there."""
-    return all(m in s.history or m in s.pending for m in s.accepted)
+def persisted(s: CodexState, carry: bool) -> bool:
+    """Every acknowledged steer is in the thread's history, or still waiting to be written there; with no
+    turn active, only `interrupt_pending=carry` lets one wait (for the next turn/start): the pinned build
+    writes an interrupted turn's steers before its turn/completed."""
+    waiting = s.pending if carry or s.phase != IDLE else ()
+    return all(m in s.history or m in waiting for m in s.accepted)
 
 
 def items_complete(s: CodexState) -> bool:
@@ -31,22 +35,104 @@ def acceptance_order(s: CodexState) -> bool:
     return written == [m for m in s.accepted if m in written]
 
 
+def steer_answer_fits(s: CodexState, a: Action, t: CodexState, events: Sequence[Event]) -> bool:
+    """Each turn/steer reply fits the request and the thread: accepted (with the active turn's id) only
+    when a turn is active, expectedTurnId names it and the input is not empty; each documented error
+    only when its condition holds."""
+    for e in events:
+        if e.name != "turn/steer":
+            continue
+        d = e.data
+        outcome = d["outcome"]
+        if outcome == P.ACCEPTED and (s.phase == IDLE or d["expected"] != P.ACTIVE or d["empty"]
+                                      or d["turn"] != P.turn_id(s.turns)):
+            return False
+        if (outcome == NO_ACTIVE_TURN and s.phase != IDLE) or (outcome == EMPTY_INPUT and not d["empty"]) \
+                or (outcome == TURN_MISMATCH and d["expected"] == P.ACTIVE):
+            return False
+    return True
+
+
+def start_answer_fits(steer: bool) -> Callable[..., bool]:
+    """turn/start starts a turn only when none is active; while one is, it adds its input to that turn
+    (`start_while_active=steer`, what TurnStartParams documents and the pinned build does) or is refused
+    (`reject`)."""
+    def fits(s: CodexState, a: Action, t: CodexState, events: Sequence[Event]) -> bool:
+        for e in events:
+            if e.name == "turn/start":
+                expected = P.STARTED if s.phase == IDLE else P.STEERED if steer else "refused"
+                if e.data["outcome"] != expected:
+                    return False
+        return True
+    return fits
+
+
+def messages_shown(s: CodexState, a: Action, t: CodexState, events: Sequence[Event]) -> bool:
+    """The user messages a step adds to the thread are exactly the userMessage items it completes, in that
+    order: a message is in the thread (and in thread/read) when, and only when, its item is shown."""
+    shown = [e.data["item"] for e in events if e.name == "item/completed" and e.data["type"] == P.USER_MESSAGE]
+    return shown == list(t.history[len(s.history):])
+
+
+def within_parameters(params: Mapping[str, Any]) -> Callable[..., bool]:
+    """The client and the backend stay within the scenario the parameters name, so that the check explores
+    that environment and no other."""
+    def within(s: CodexState, a: Action, t: CodexState, events: Sequence[Event]) -> bool:
+        if a.kind == "client.bad_steer" and (not params["bad_steers"] or s.phase == IDLE):
+            return False
+        if a.kind == "client.steer" and any(e.data["expected"] != P.ACTIVE or e.data["empty"]
+                                            for e in events if e.name == "turn/steer"):
+            return False
+        return (t.prompts <= params["turns"] and t.steers - len(t.bad) <= params["steers"]
+                and t.interrupts <= params["interrupts"] and t.calls <= params["tool_calls"])
+    return within
+
+
 def properties(params: Mapping[str, Any], bug: str | None = None) -> Sequence[Property]:
+    carry = params["interrupt_pending"] == "carry"
     out: list[Property] = [
-        Always("acknowledged-steer-persisted", state=persisted,
+        Always("acknowledged-steer-persisted", state=lambda s: persisted(s, carry),
                doc="a steer turn/steer acknowledged (it returned the turnId that accepted the input) is written "
-                   "into the thread as a userMessage item, also when the turn is interrupted first"),
+                   "into the thread as a userMessage item, also when the turn is interrupted first: before its "
+                   "turn/completed (under interrupt_pending=carry, by the next turn/start)"),
         Always("started-items-complete", state=items_complete,
                doc="every item/started is followed by its item/completed before its turn/completed"),
         Always("steers-in-acceptance-order", state=acceptance_order,
                doc="Codex writes steers into the thread in the order it acknowledged them"),
-        Always("steer-preconditions", state=lambda s: not s.bad_accepted,
-               doc="turn/steer succeeds only when expectedTurnId names the active turn and the input is not empty"),
+        Always("steer-preconditions", step=steer_answer_fits, with_events=True, events=("turn/steer",),
+               doc="turn/steer succeeds only when expectedTurnId names the active turn and the input is not empty, "
+                   "and answers each documented error (no active turn, turn mismatch, empty input) only when it "
+                   "holds"),
+        Always("start-while-active", step=start_answer_fits(params["start_while_active"] == "steer"),
+               with_events=True, events=("turn/start",),
+               doc="turn/start starts a turn only when none is active; while one is, it adds its input to that "
+                   "turn (under start_while_active=reject, it is refused)"),
+        Always("messages-shown-as-items", step=messages_shown, with_events=True,
+               doc="a user message enters the thread exactly when its userMessage item completes, in that order, "
+                   "so thread/read returns the messages whose items the client saw"),
+        Always("within-parameters", step=within_parameters(params), with_events=True,
+               kinds=("client.turn_start", "client.steer", "client.bad_steer", "client.interrupt", "model.tool_call"),
+               doc="the client sends at most turns turn/starts, steers well-formed steers (naming the latest turn, "
+                   "input not empty) and interrupts "
+                   "interrupts, malformed steers only with bad_steers and only to an active turn, and the model "
+                   "makes at most tool_calls calls per turn: the check explores the environment its parameters "
+                   "name"),
+        Always("tool-output-sent-back", step=lambda s, a, t: a.kind != "codex.end_turn" or not s.need_request,
+               kinds=("codex.end_turn",),
+               doc="a turn completes only after a model request has carried every command output and every steer "
+                   "written since the last one (the response it ends on saw them)"),
     ]
+    if params["turns"] > params["interrupts"]:
+        out.append(Sometimes("turn-completes", state=lambda s: s.read and s.turns > s.interrupts,
+                             doc="some turn ends with turn/completed status completed (not interrupted) and the "
+                                 "client reads the thread back"))
+    if params["tool_calls"] > 0:
+        out.append(Sometimes("tool-output-reaches-model", state=lambda s: s.phase == SAMPLING and s.calls > 0,
+                             doc="some model request of a turn carries the output of a command it ran"))
     if params["steers"] > 0:
         out.append(Sometimes("steer-reaches-model-mid-turn",
-                             state=lambda s: any(m in s.sent for m in s.accepted),
-                             doc="some acknowledged steer is carried by a model request of its turn"))
+                             state=lambda s: any(m in s.sent for m in s.accepted if m.startswith("s")),
+                             doc="some steer turn/steer acknowledged is carried by a model request of its turn"))
     if params["steers"] > 0 and params["interrupts"] > 0:
         out.append(Sometimes("interrupt-with-pending-steer",
                              state=lambda s: s.phase == IDLE and s.interrupts > 0 and bool(s.accepted)

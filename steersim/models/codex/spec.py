@@ -15,7 +15,7 @@ PARAMS = (
           "ended: then it is refused no-active-turn)", low=0, high=4),
     Param("tool_calls", 1, "exec_command calls the model may make in one turn", low=0, high=2),
     Param("interrupts", 1, "turn/interrupt requests the client sends", low=0, high=2),
-    Param("bad_steers", False, "the client also sends a stale, a bogus and an empty steer to the active turn"),
+    Param("bad_steers", True, "the client also sends a stale, a bogus and an empty steer to the active turn"),
     Param("cautious_interrupt", False, "the client sends turn/interrupt only once every steer it had acknowledged "
           "has its userMessage item (a client policy, not Codex's)"),
     Param("start_while_active", "steer", "turn/start while a turn is active: `steer` adds its input to that turn "
@@ -45,6 +45,15 @@ BUGS = (
     Bug("record-steer-twice", "a steer is written into the thread twice", "ordered-history", {"interrupts": 0}),
     Bug("start-while-active-starts-turn", "turn/start while a turn is active starts a second turn",
         "one-active-turn", {"steers": 0, "interrupts": 0}),
+    Bug("end-turn-before-tool-output", "a turn whose model ran a command may complete once the command ends, "
+        "without a model request carrying its output", "tool-output-sent-back", {"steers": 0, "interrupts": 0}),
+    Bug("accept-empty-steer", "turn/steer acknowledges a steer whose input is empty", "steer-preconditions",
+        {"bad_steers": True, "steers": 0, "interrupts": 0}),
+    Bug("write-steer-without-item", "a steer written at a sampling boundary enters the thread (the next request "
+        "carries it, thread/read returns it) without a userMessage item", "messages-shown-as-items",
+        {"interrupts": 0}),
+    Bug("interrupt-keeps-pending", "an interrupt leaves the acknowledged steers Codex has not written for the next "
+        "turn/start, although the pinned build writes them before turn/completed", "acknowledged-steer-persisted"),
     Bug("forget-running-tool", "an interrupt reports the running command completed and drops it, so its real "
         "result never arrives", "paired-tool-results", {"steers": 0, "turns": 1}),
 )
@@ -61,6 +70,7 @@ DEFAULT_TIMING: Mapping[str, Any] = {
 
 
 def kinds_not_enabled(params: Mapping[str, Any]) -> dict[str, str]:
-    """Action kinds these parameters cannot fire, with what enables each: bad steers are an opt-in
-    scenario (each one triples the client's choices, so the default check leaves them out)."""
+    """Action kinds these parameters cannot fire, with what enables each: without bad steers the client
+    sends only well-formed ones (each bad steer triples the client's choices, which the default
+    check still affords)."""
     return {} if params["bad_steers"] else {"client.bad_steer": "bad_steers=true"}

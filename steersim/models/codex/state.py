@@ -52,5 +52,4 @@ class CodexState:
     running_tool: str = ""  # a tool call still running after its turn was interrupted
     interrupts: int = 0
     bad: tuple[str, ...] = ()  # the malformed steers already sent (stale, bogus, empty)
-    bad_accepted: bool = False  # Codex acknowledged a steer it must have refused
     read: bool = False  # the client read the thread back (thread/read): the run is over

@@ -307,8 +307,9 @@ class FoundryModel(ModelBase):
             rest = s.queue[:index] + s.queue[index + 1 :] if index == 0 else s.queue[:-1]
             precancel = bool(rest) and self.precancel and self.bug != "no-precancel"
             handle, futures = self._bind(s.futures, head)
+            requested = s.requested and self.bug == "promote-keeps-cancel-request"
             return with_(s, active=head, queue=rest, turn=ENTERING, mode=RESUMED, steered=True, cancel=precancel,
-                         requested=False, seen=len(rest), checks=0, handle=handle, futures=futures,
+                         requested=requested, seen=len(rest), checks=0, handle=handle, futures=futures,
                          outcome="", resolved=False)
         return with_(s, status=SUSPENDED, active=NOBODY, **idle)
 

@@ -34,6 +34,7 @@ from steersim.models.foundry.state import (
     PRECONDITION,
     QUEUED,
     REJECTIONS,
+    RESUMED,
     RETURNED,
     RUNNING,
     STOPPING,
@@ -137,6 +138,10 @@ def properties(params: Mapping[str, Any], bug: str | None, shown: EventsOf) -> l
         return (t.queue == tuple(x for x in s.queue if x != c) and t.active == s.active and t.turn == s.turn
                 and t.cancel == s.cancel)
 
+    def request_starts_clear(s: S, a: Action, t: S) -> bool:
+        new_turn = t.turn == ENTERING and (s.turn != ENTERING or s.active != t.active)
+        return not (new_turn and t.requested)
+
     def recovery(s: S, a: Action, t: S) -> bool:
         recovering = a.kind in ("framework.recover", "caller.start") and needs_recovery(s)
         return not recovering or (t.active == s.active and t.queue[: len(s.queue)] == s.queue)
@@ -173,6 +178,9 @@ def properties(params: Mapping[str, Any], bug: str | None, shown: EventsOf) -> l
                doc="cancelling a queued handle removes exactly its input and leaves the running turn alone"),
         Always("recovery", step=recovery, kinds=("framework.recover", "caller.start"),
                doc="after a crash the interrupted turn is re-entered before any queued input"),
+        Always("cancel-request-starts-clear", step=request_starts_clear, kinds=ENTERS_TURN,
+               doc="a turn enters with ctx.cancel_requested clear: only TaskRun.cancel() on its own handle sets "
+                   "it, so a promoted or recovered turn does not inherit the one of the turn before"),
         Eventually("handles-resolve", trigger=lambda s: WAITING in s.callers, goal=lambda s: WAITING not in s.callers,
                    doc="while its process lives, every handle eventually resolves"),
     ]
@@ -198,8 +206,10 @@ def _guards(params: Mapping[str, Any], full: str, precondition: str) -> list[Pro
             out.append(Sometimes("queue-full", state=lambda s: s.rejection == full,
                                  doc="an enqueue finds the queue full"))
         if params["crashes"]:
-            out.append(Sometimes("crash-with-queue", state=lambda s: s.proc == DOWN and bool(s.queue),
-                                 doc="the process crashes with inputs queued"))
+            out.append(Sometimes("crash-with-queue",
+                                 state=lambda s: s.proc == DOWN and bool(s.queue) and s.shutdowns == 0,
+                                 doc="the process crashes with inputs queued (before any graceful shutdown, whose "
+                                     "end leaves the process down too)"))
     if params["preconditions"] and callers > 2:
         out.append(Sometimes("stale-precondition", state=lambda s: s.rejection == precondition,
                              doc="a caller's if_last_input_id goes stale"))
@@ -305,8 +315,10 @@ def _behaviour_guards(params: Mapping[str, Any]) -> list[Property]:
         out.append(Sometimes("handler-sees-signal", state=lambda s: s.turn == RUNNING and s.checks > 0 and s.cancel,
                              doc="a handler reads ctx.cancel set at a safe point"))
     if params["crashes"]:
-        out.append(Sometimes("recovered-turn-runs", state=lambda s: s.turn == RUNNING and s.mode == "recovered",
-                             doc="after a crash the interrupted turn runs again, recovered"))
+        out.append(Sometimes("recovered-turn-runs",
+                             state=lambda s: s.turn == RUNNING and s.mode == "recovered" and s.shutdowns == 0,
+                             doc="after a crash the interrupted turn runs again, recovered (before any graceful "
+                                 "shutdown, after which the next lifetime recovers a turn too)"))
     if params["shutdowns"]:
         out += [
             Sometimes("exit-for-recovery",
@@ -325,6 +337,11 @@ def _behaviour_guards(params: Mapping[str, Any]) -> list[Property]:
                           doc="the process stops while a caller waits on a queued input "
                               "(queued_handle_at_shutdown decides)"),
             ]
+    if params["callers"] > 1:
+        out.append(Sometimes("suspended-chain-resumes",
+                             state=lambda s: s.turn == RUNNING and s.mode == RESUMED and not s.steered,
+                             doc="a start() on a suspended chain (its last turn ended with nothing queued) resumes "
+                                 "it with a new turn"))
     if not params["callers_in_order"] and params["callers"] > 1:
         out.append(Sometimes("out-of-order-call", state=lambda s: any(
             s.callers[k] != IDLE and IDLE in s.callers[:k] for k in range(params["callers"])),

@@ -24,7 +24,7 @@ PARAMS = (
           low=0, high=4),
     Param("preconditions", True, "callers may pass if_last_input_id naming any input issued so far"),
     Param("crashes", 1, "process crashes while a handler runs (each followed by a restart)", low=0, high=3),
-    Param("shutdowns", 0, "graceful shutdowns (ctx.shutdown, exit_for_recovery, the grace period)", low=0, high=2),
+    Param("shutdowns", 1, "graceful shutdowns (ctx.shutdown, exit_for_recovery, the grace period)", low=0, high=2),
     Param("queued_cancels", 1, "TaskRun.cancel() calls on queued handles", low=0, high=4),
     Param("precancel_if_successors", True,
           "a promoted or recovered turn starts with ctx.cancel set iff inputs remain behind it"),
@@ -77,6 +77,8 @@ BUGS = (
         "queued-cancel"),
     Bug("recover-queue-head", "recovery after a crash enters the queue head instead of the interrupted turn",
         "recovery"),
+    Bug("promote-keeps-cancel-request", "a promoted turn inherits ctx.cancel_requested from a turn before it that "
+        "TaskRun.cancel() stopped", "cancel-request-starts-clear"),
     Bug("interrupting-steer", "a steer on a busy chain starts its turn at once, interrupting the running handler",
         "one-active-turn"),
 )

@@ -33,6 +33,7 @@ from steersim.models.langgraph.state import (
     ACTIVE,
     ALIVE,
     BUSY,
+    BY_CLIENT,
     CANCELLED,
     DELETED,
     ERROR,
@@ -69,9 +70,9 @@ class LangGraphModel(ModelBase):
 
     name = "langgraph"
     fair_actors = ("server", "dispatcher", "worker:*", "stream:*")
-    action_kinds = ("client.create", "client.respond", "server.signal", "server.delete", "dispatcher.pick",
-                    "worker.notice", "worker.checkpoint", "worker.fail", "worker.finish", "worker.cancelled",
-                    "worker.settle", "worker.stop", "stream.join", "stream.leave")
+    action_kinds = ("client.create", "client.respond", "client.cancel", "server.signal", "server.delete",
+                    "dispatcher.pick", "worker.notice", "worker.checkpoint", "worker.fail", "worker.finish",
+                    "worker.cancelled", "worker.settle", "worker.stop", "stream.join", "stream.leave")
 
     def __init__(self, params: Mapping[str, Any] | None = None, bug: str | None = None) -> None:
         super().__init__(params, bug)
@@ -83,6 +84,7 @@ class LangGraphModel(ModelBase):
         self.joins: bool = p["stream_clients"]
         self.node_errors: bool = p["node_errors"]
         self.interrupted_status: str = p["interrupted_thread_status"]
+        self.cancels: int = p["cancels"]
 
     # ------------------------------------------------------------------ actions
     def init_states(self) -> Sequence[S]:
@@ -93,6 +95,9 @@ class LangGraphModel(ModelBase):
         k = s.created
         if k < self.n:
             out.extend(Action("client", "client.create", (k, strategy)) for strategy in self.strategies)
+        if k == self.n and PENDING not in s.status and self._client_cancels(s) < self.cancels:
+            out.extend(Action("client", "client.cancel", (j,)) for j in range(self.n)
+                       if s.status[j] == RUNNING and not s.cancel[j])
         for j in range(self.n):
             out.extend(self._run_actions(s, j))
         if self._pick(s) is not None:
@@ -130,6 +135,12 @@ class LangGraphModel(ModelBase):
             out.append(Action(stream, "stream.leave", (j,)))
         return out
 
+    @staticmethod
+    def _client_cancels(s: S) -> int:
+        """The runs.cancel requests the client has sent: it sends them once its creations are done and no
+        run waits, so that the run it interrupts may be the last to finish."""
+        return sum(1 for c in s.canceller if c == BY_CLIENT)
+
     def can_progress(self, s: S, j: int) -> bool:
         """A task ends its run (success or error) only while nobody has asked it to stop; it writes
         checkpoints until the control message reaches it (`worker.checkpoint`)."""
@@ -140,8 +151,9 @@ class LangGraphModel(ModelBase):
         """A creation answers after its own cancellations have been carried out (they are gathered)."""
         return any(s.canceller[v] == j and (s.to_signal[v] or s.to_delete[v]) for v in range(j))
 
-    @staticmethod
-    def _stream_over(s: S, j: int) -> bool:
+    def _stream_over(self, s: S, j: int) -> bool:
+        if self.bug == "stream-ends-early" and s.status[j] == RUNNING:
+            return True
         return s.status[j] not in IN_FLIGHT or bool(s.cancel[j]) or s.task[j] in (FINISHED, STOPPED)
 
     def _pick(self, s: S) -> int | None:
@@ -161,6 +173,8 @@ class LangGraphModel(ModelBase):
             return self._create(s, *a.args)
         if kind == "client.respond":
             return self._respond(s, a.args[0])
+        if kind == "client.cancel":  # runs.cancel with its default action: the same code as a creation's
+            return self._cancel(s, BY_CLIENT, a.args, "interrupt")
         if kind == "server.signal":
             j = a.args[0]
             return with_(s, to_signal=set_at(s.to_signal, j, False)), []
@@ -228,7 +242,7 @@ class LangGraphModel(ModelBase):
 
     def _respond(self, s: S, k: int) -> tuple[S, list[Event]]:
         t = with_(s, responded=set_at(s.responded, k, True))
-        if s.status[k] == REJECTING:
+        if s.status[k] == REJECTING and self.bug != "refusal-answers-200":
             t = with_(t, status=set_at(t.status, k, REJECTED))
             return t, [Event("server", "client", "run.rejected", {"run": run_name(k), "code": 409})]
         return t, [Event("server", "client", "run.response", {"run": run_name(k), "code": 200})]
@@ -249,8 +263,9 @@ class LangGraphModel(ModelBase):
                     t = with_(t, status=set_at(t.status, v, DELETED))
                     continue
                 t = with_(t, status=set_at(t.status, v, INTERRUPTED))
+                started = not pending or self.bug == "pending-interrupt-reported-started"
                 events.append(Event("server", "client", "run.status",
-                                    {"run": run_name(v), "status": INTERRUPTED, "started": not pending}))
+                                    {"run": run_name(v), "status": INTERRUPTED, "started": started}))
                 if pending and self.bug == "cancel-pending-idles-thread":
                     t, events = self._thread(t, IDLE, t.thread_values, events)
             else:
@@ -304,7 +319,8 @@ class LangGraphModel(ModelBase):
             t, events = self.delete(t, j)
             return self._thread(t, BUSY if self.in_flight(t) else IDLE, t.thread_values, events)
         if outcome == INTERRUPTED or outcome == "interrupt":
-            status = BUSY if self.in_flight(t) else self.interrupted_thread_status(s, j)
+            busy = self.in_flight(t) or self.bug == "interrupted-thread-stays-busy"
+            status = BUSY if busy else self.interrupted_thread_status(s, j)
             return self._thread(t, status, values, events)
         t = with_(t, status=set_at(t.status, j, outcome))
         events.append(Event("worker", "store", "run.status", {"run": run_name(j), "status": outcome, "started": True}))

@@ -7,17 +7,21 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from steersim.core.model import Action, Always, Property, Sometimes
+from steersim.core.model import Action, Always, Event, Property, Sometimes
 from steersim.models.langgraph.state import (
     ALIVE,
     BUSY,
+    BY_CLIENT,
     DELETED,
     ERROR,
+    FINISHED,
     IDLE,
     IN_FLIGHT,
     INTERRUPTED,
     NO_TASK,
+    NONE,
     PENDING,
+    REJECTED,
     REJECTING,
     STOPPED,
     THREAD_ERROR,
@@ -26,12 +30,19 @@ from steersim.models.langgraph.state import (
     item,
 )
 
+STORED_NOT = (NONE, REJECTING, REJECTED)  # a run in none of these was stored by its creation
+
 S = ThreadState
 
 
 def quiet(s: S) -> bool:
     """Nothing in flight: no record pending or running, no task alive."""
     return not any(st in IN_FLIGHT for st in s.status) and not any(t in ALIVE for t in s.task)
+
+
+def run_index(e: Event) -> int:
+    """The index of the run an event names (`r{k+1}`)."""
+    return int(e.data["run"][1:]) - 1
 
 
 def head_values(s: S) -> tuple[str, ...]:
@@ -68,11 +79,29 @@ def properties(config: Mapping[str, Any]) -> Sequence[Property]:
                 return False
         return True
 
-    def reject(s: S, a: Action, t: S) -> bool:
+    def reject(s: S, a: Action, t: S, events: Sequence[Event]) -> bool:
+        for e in events:  # the answer: 409 for a refused creation, 200 only for a run it stored
+            if (e.name == "run.rejected" and e.data["code"] != 409) or (
+                    e.name == "run.response" and t.status[run_index(e)] in STORED_NOT):
+                return False
         if a.kind != "client.create" or a.args[1] != "reject":
             return True
         in_flight = any(st in IN_FLIGHT for st in s.status)
         return (t.status[a.args[0]] == REJECTING) == in_flight
+
+    def says_started(s: S, a: Action, t: S, events: Sequence[Event]) -> bool:
+        """A run's status change says whether its task started: a run ends in success or error only
+        once it started, and a run interrupted while pending never did."""
+        for e in events:
+            if e.name == "run.status" and e.data["started"] != (t.task[run_index(e)] != NO_TASK):
+                return False
+        return True
+
+    def stream_ends(s: S, a: Action, t: S) -> bool:
+        if a.kind != "stream.leave":
+            return True
+        j = a.args[0]
+        return s.joined[j] and (s.status[j] not in IN_FLIGHT or bool(s.cancel[j]) or s.task[j] in (FINISHED, STOPPED))
 
     props: list[Property] = [
         Always("thread-agrees-with-last-run", state=agrees,
@@ -82,9 +111,21 @@ def properties(config: Mapping[str, Any]) -> Sequence[Property]:
         Always("rollback-leaves-no-trace", state=no_trace,
                doc="once a rolled-back run's task has stopped, its record and checkpoints are gone, its input is "
                    "not in the thread's values, and no checkpoint's parent is missing"),
-        Always("reject-409-iff-in-flight", step=reject,
-               doc="a reject creation answers 409 exactly when a run is pending or running on the thread"),
+        Always("reject-409-iff-in-flight", step=reject, with_events=True,
+               doc="a reject creation answers 409 exactly when a run is pending or running on the thread, and a "
+                   "creation is answered 200 only when its run is stored"),
+        Always("run-status-says-started", step=says_started, with_events=True, events=("run.status",),
+               doc="a run's status change says whether its task started: success and error only after it "
+                   "started, interrupted while pending never"),
+        Always("stream-ends-when-run-over", step=stream_ends, kinds=("stream.leave",),
+               doc="a stream client's stream ends only once its run is over: its final status written, its "
+                   "cancellation requested, or its task done"),
     ]
+    if config["cancels"] > 0:
+        props.append(Sometimes("interrupted-run-leaves-thread", state=lambda s: quiet(s) and s.last >= 0
+                               and s.canceller[s.last] == BY_CLIENT and s.written[s.last] > 1,
+                               doc="a run the client interrupted after its input was written is the last to "
+                                   "finish, so the thread shows its status"))
     if config["runs"] < 2:
         return props
     strategy = config["strategy"]
@@ -95,6 +136,11 @@ def properties(config: Mapping[str, Any]) -> Sequence[Property]:
         props.append(Sometimes("running-run-rolled-back", state=lambda s: any(
             c == "rollback" and s.task[j] != NO_TASK for j, c in enumerate(s.cancel)),
                   doc="a run whose task has started is rolled back"))
+    if config["stream_clients"] and strategy != "reject" and strategy != "enqueue":
+        props.append(Sometimes("watched-run-cancelled", state=lambda s: any(
+            s.joined[j] and c and s.task[j] != NO_TASK for j, c in enumerate(s.cancel)),
+                  doc="a run a stream client watches is cancelled while it runs (the stream decides how rollback "
+                      "deletes it)"))
     if strategy in ("any", "interrupt"):
         props.append(Sometimes("interrupted-run-keeps-progress", state=lambda s: any(
             c == "interrupt" and s.task[j] == STOPPED and s.written[j] > 1 for j, c in enumerate(s.cancel)),

@@ -17,6 +17,9 @@ PARAMS = (
           choices=(ANY, *STRATEGIES)),
     Param("stream_clients", True, "a stream client may join any run in flight (it decides how rollback deletes)"),
     Param("node_errors", True, "a node may raise, ending its run in error"),
+    Param("cancels", 1, "runs.cancel requests the client sends (POST /threads/{thread_id}/runs/{run_id}/cancel with "
+          "the API's default action, interrupt) for the running run, once it has created its runs and none waits "
+          "behind it", low=0, high=2),
     Param("interrupted_thread_status", "interrupted",
           "the thread's status after an interrupted run with nothing else in flight: `interrupted` while the "
           "run's last checkpoint has nodes left (what the in-memory runtime writes), or `idle`; the docs do not say",
@@ -37,6 +40,15 @@ BUGS = (
         {"strategy": "rollback", "node_errors": False}),
     Bug("reject-ignores-pending", "reject answers 409 only when a run is running, not when one is pending",
         "reject-409-iff-in-flight", {"strategy": "reject", "stream_clients": False, "node_errors": False}),
+    Bug("interrupted-thread-stays-busy", "a run interrupted with nothing else in flight leaves the thread busy",
+        "thread-agrees-with-last-run", {"runs": 1, "node_errors": False}),
+    Bug("refusal-answers-200", "a creation the reject strategy refuses is answered 200, as if its run were stored",
+        "reject-409-iff-in-flight", {"strategy": "reject", "stream_clients": False, "node_errors": False}),
+    Bug("pending-interrupt-reported-started", "a run interrupted while pending is reported as a run that started",
+        "run-status-says-started", {"runs": 3, "strategy": "interrupt", "stream_clients": False,
+                                    "node_errors": False}),
+    Bug("stream-ends-early", "a stream client's stream may end while its run still runs, before its final status",
+        "stream-ends-when-run-over", {"strategy": "rollback", "node_errors": False}),
     Bug("cancel-pending-idles-thread", "cancelling a pending run marks the thread idle while other runs are in flight",
         "thread-busy-while-in-flight", {"runs": 3, "strategy": "interrupt", "stream_clients": False,
                                         "node_errors": False}),

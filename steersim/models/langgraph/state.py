@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 THREAD = "t"
+BY_CLIENT = -2  # the canceller of a run the client cancelled itself (runs.cancel), not a creation
 STRATEGIES = ("reject", "enqueue", "interrupt", "rollback")
 ANY = "any"  # the `strategy` parameter's value under which each creation picks one of the four
 
@@ -53,7 +54,7 @@ class ThreadState:
     """`status[k]` is run k's record status, `strategy[k]` the multitask strategy it was created with,
     `task[k]` its worker task, `written[k]` the checkpoints its task has written, `cancel[k]` the
     cancellation requested for it ("" none, else interrupt or rollback) and `canceller[k]` the run whose
-    creation requested it (-1: none), `to_signal[k]` and
+    creation requested it (-1: none; BY_CLIENT: the client's runs.cancel), `to_signal[k]` and
     `to_delete[k]` the control message and the deletion that request still has to carry out,
     `delivered[k]` whether its task's listener has noticed the control message, `responded[k]` whether its
     creation has answered, `joined[k]` whether a stream client is subscribed to it, `was_joined[k]` whether one

@@ -231,7 +231,7 @@ class TeachingModel:
             ]
         if kind == "agent.clear":
             removed = len(s.q) - len(t.q)
-            status = "steered" if s.intr else "completed"
+            status = "steered" if s.intr or (self.bug == "completed-turn-reported-steered" and s.pend) else "completed"
             remove = Event("agent", "queue", "queue.remove", {"removed": removed})
             if self.bug == "turn-left-open" and s.pend:
                 return [remove]

@@ -13,13 +13,13 @@ from steersim.core.monitors import Monitor, MonitorViolation
 
 @dataclass(frozen=True)
 class SteeredStatus(Monitor):
-    """A turn that a steer cut short, which shows as a synthetic result among its calls, ends `steered`.
-    (The converse is not judged here: a turn that skips calls without giving them results is the
-    `no-skip-result` bug, which `paired-tool-results` names.) State: whether the current turn has a
-    synthetic result."""
+    """A turn that a steer cut short, which shows as a synthetic result among its calls, ends `steered`,
+    and a turn whose calls all ran and gave their own results ends `completed` (a steer delivered at its
+    boundary does not make it steered). State: whether the current turn has a synthetic result."""
 
     name: ClassVar[str] = "status-tells-steered"
-    doc: ClassVar[str] = "a turn in which some call got a synthetic (skip) result ends 'steered'"
+    doc: ClassVar[str] = ("a turn ends 'steered' exactly when some call of it got a synthetic (skip) result, else "
+                          "'completed'")
     watches: ClassVar[frozenset[str]] = frozenset(("turn.started", "tool.result", "turn.ended"))
 
     def initial(self) -> bool:
@@ -33,4 +33,7 @@ class SteeredStatus(Monitor):
         status = fact.get("status")
         if state and status != "steered":
             raise MonitorViolation(f"turn {fact.get('turn')!r} ended {status!r}, but a call of it was skipped")
+        if not state and status == "steered":
+            raise MonitorViolation(f"turn {fact.get('turn')!r} ended 'steered', but every call of it ran and "
+                                   "gave its own result")
         return state

@@ -22,6 +22,8 @@ BUGS = (
     Bug("no-skip-result", "calls skipped because of a pending steer get no result", "paired-tool-results"),
     Bug("launch-after-steer", "the launch does not check the queue, so calls launch with a steer pending",
         "steer-before-launch"),
+    Bug("completed-turn-reported-steered", "a turn whose calls all ran ends 'steered' when steers were delivered at "
+        "its boundary", "status-tells-steered"),
     Bug("turn-left-open", "a turn that delivered steers is not ended before the next model call starts a turn",
         "one-active-turn"),
 )

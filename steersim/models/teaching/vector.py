@@ -255,7 +255,8 @@ class TeachingKernel:
         t[:, c["phase"]] = np.where(pend > 0, CODE[MODEL], CODE[IDLE])
         broken = {"delivered-steers-called": (pend > 0) & (t[:, c["phase"]] != CODE[MODEL])}
         t[:, c["pend"]] = 0
-        ended = np.where(intr, self.code["steered"], self.code["completed"])
+        steered = intr | (pend > 0) if self.model.bug == "completed-turn-reported-steered" else intr
+        ended = np.where(steered, self.code["steered"], self.code["completed"])
         if self.model.bug == "turn-left-open":
             ended = np.where(pend > 0, -1, ended)
         return self._batch(src, position, "agent", "agent.clear", t, ended[:, None], broken)

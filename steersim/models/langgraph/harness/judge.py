@@ -25,7 +25,8 @@ IN_FLIGHT = ("pending", "running")
 def model_params(rec: Recording) -> dict[str, Any]:
     """The model configuration that covers the scenario."""
     return {"runs": len(rec.scenario.arrivals), "nodes": NODES, "strategy": "any",
-            "stream_clients": rec.scenario.joins, "node_errors": bool(rec.scenario.fail)}
+            "stream_clients": rec.scenario.joins, "node_errors": bool(rec.scenario.fail),
+            "cancels": 0}  # the harness cancels a run only by creating another
 
 
 def judge(rec: Recording) -> list[Finding]:
