@@ -33,29 +33,33 @@ PARAMS = (
 
 BUGS = (
     Bug("drop-pending-on-interrupt", "an interrupt discards the acknowledged steers Codex has not written yet",
-        "acknowledged-steer-persisted"),
+        "acknowledged-steer-persisted", {"bad_steers": False}),
     Bug("abandon-streaming-item", "an abandoned stream (a steer preempts it, or an interrupt) leaves its "
-        "agentMessage item started and never completed", "started-items-complete"),
+        "agentMessage item started and never completed", "started-items-complete", {"bad_steers": False}),
     Bug("record-newest-first", "steers acknowledged together are written newest first", "steers-in-acceptance-order",
-        {"tool_calls": 1}),
+        {"tool_calls": 1, "bad_steers": False}),
     Bug("accept-stale-turn-id", "turn/steer accepts an expectedTurnId naming an earlier turn",
         "steer-preconditions", {"bad_steers": True, "steers": 0, "interrupts": 0}),
     Bug("end-turn-with-pending", "the turn completes at the end of a response although a steer is waiting to be "
-        "written", "no-lost-steers", {"interrupts": 0}),
-    Bug("record-steer-twice", "a steer is written into the thread twice", "ordered-history", {"interrupts": 0}),
+        "written", "no-lost-steers", {"interrupts": 0, "bad_steers": False}),
+    Bug("record-steer-twice", "a steer is written into the thread twice", "ordered-history",
+        {"interrupts": 0, "bad_steers": False}),
     Bug("start-while-active-starts-turn", "turn/start while a turn is active starts a second turn",
-        "one-active-turn", {"steers": 0, "interrupts": 0}),
+        "one-active-turn", {"steers": 0, "interrupts": 0, "bad_steers": False}),
     Bug("end-turn-before-tool-output", "a turn whose model ran a command may complete once the command ends, "
-        "without a model request carrying its output", "tool-output-sent-back", {"steers": 0, "interrupts": 0}),
+        "without a model request carrying its output", "tool-output-sent-back",
+        {"steers": 0, "interrupts": 0, "bad_steers": False}),
     Bug("accept-empty-steer", "turn/steer acknowledges a steer whose input is empty", "steer-preconditions",
         {"bad_steers": True, "steers": 0, "interrupts": 0}),
     Bug("write-steer-without-item", "a steer written at a sampling boundary enters the thread (the next request "
         "carries it, thread/read returns it) without a userMessage item", "messages-shown-as-items",
-        {"interrupts": 0}),
+        {"interrupts": 0, "bad_steers": False}),
     Bug("interrupt-keeps-pending", "an interrupt leaves the acknowledged steers Codex has not written for the next "
-        "turn/start, although the pinned build writes them before turn/completed", "acknowledged-steer-persisted"),
+        "turn/start, although the pinned build writes them before turn/completed", "acknowledged-steer-persisted",
+        {"bad_steers": False}),
     Bug("forget-running-tool", "an interrupt reports the running command completed and drops it, so its real "
-        "result never arrives", "paired-tool-results", {"steers": 0, "turns": 1}),
+        "result never arrives", "paired-tool-results",
+        {"steers": 0, "turns": 1, "bad_steers": False}),
 )
 
 DEFAULT_TIMING: Mapping[str, Any] = {
