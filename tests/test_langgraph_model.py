@@ -69,3 +69,22 @@ def test_a_run_the_client_interrupts_alone_leaves_the_thread_interrupted():
     _, props = checking.verdicts(SPEC, {"runs": 1, "stream_clients": False, "node_errors": False},
                                  "interrupted-thread-stays-busy")
     assert props["thread-agrees-with-last-run"].status == "violated"
+
+
+@pytest.mark.parametrize("settle_first", [False, True])
+def test_a_run_rolled_back_then_interrupted_writes_the_thread_only_while_its_record_is_there(settle_first):
+    """r2 rolls r1 back and r3 interrupts it before the deletion is carried out. Deleted first, r1's
+    settle writes nothing (set_joint_status finds no run: 404); settled first, it writes its values, and
+    the deletion then takes its checkpoints away, as the real server does (repro/ of
+    rollback-deletes-run-after-it-wrote-thread)."""
+    model = SPEC.build({"runs": 3, "stream_clients": False, "node_errors": False})
+    s = model.init_states()[0]
+    order = ("worker.cancelled", "worker.settle", "server.delete") if settle_first else (
+        "server.delete", "worker.cancelled", "worker.settle")
+    steps = [("client.create", (0, "reject")), ("dispatcher.pick", ()), ("client.create", (1, "rollback")),
+             ("client.create", (2, "interrupt")), ("server.signal", (0,)), ("worker.checkpoint", (0,)),
+             ("worker.checkpoint", (0,)), ("worker.notice", (0,)), *((kind, (0,)) for kind in order)]
+    for kind, args in steps:
+        s, _ = model.step(s, next(a for a in model.actions(s) if a.kind == kind and a.args == args))
+    assert s.checkpoints == () and s.status[0] == "deleted" and s.thread_status == "busy"
+    assert s.thread_values == (("r1",) if settle_first else ())

@@ -307,15 +307,18 @@ class LangGraphModel(ModelBase):
                          {"run": run_name(j), "name": c.name, "values": values, "parent": parent, "adds": adds})]
 
     def _settle(self, s: S, j: int, outcome: str) -> tuple[S, list[Event]]:
-        """Threads.set_joint_status: the run's final status and the thread's, in one step."""
+        """Threads.set_joint_status: the run's final status and the thread's, in one step. A run whose
+        record a rollback has deleted writes nothing: set_joint_status looks the run up first and raises
+        404 before it touches the thread (the worker ignores it under rollback; under interrupt, when a
+        later interrupt's control message reached the task first, the task ends with it)."""
         t = with_(s, task=set_at(s.task, j, FINISHED), last=j)
         events: list[Event] = []
+        if s.status[j] == DELETED:
+            return t, events
         values = s.memory[j][1] if s.written[j] else s.thread_values
         if outcome == ERROR and self.bug == "error-keeps-stale-values":
             values = s.thread_values
         if outcome == "rollback":
-            if s.status[j] == DELETED:  # deleted when the rollback was requested: the 404 is ignored
-                return t, events
             t, events = self.delete(t, j)
             return self._thread(t, BUSY if self.in_flight(t) else IDLE, t.thread_values, events)
         if outcome == INTERRUPTED or outcome == "interrupt":

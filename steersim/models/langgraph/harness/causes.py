@@ -29,6 +29,9 @@ class Cause:
     documented: bool
     contract: str
     script: str
+    conform: bool = True  # False: the harness cannot show it (it needs a hop to the thread pool to be slow,
+    # which the virtual-time loop runs inline); the model's search finds it and the script reproduces it
+
 
     @property
     def repro(self) -> Path:
@@ -78,6 +81,18 @@ CAUSES = (
           True, "a thread's `values` are 'the current state of the thread' (LangGraph SDK Thread reference); "
           f"interrupt 'halts the current execution' and the new run goes on ({DOCS})",
           "late_cancelled_run_overwrites_thread.py"),
+    Cause("rollback-deletes-run-after-it-wrote-thread",
+          "a rollback deletes a running run after a later interrupt let it write the thread",
+          "Runs.cancel under rollback leaves a running run nobody streams as it is and logs 'Eagerly deleting' "
+          "with `await logger.ainfo`, a hop to the default thread pool, before it gathers the control message "
+          "and Runs.delete; while that log write is slow, a creation with interrupt marks the run interrupted "
+          "and its control message reaches the task first, so the task stops and the worker sets the thread's "
+          "status and values from the run's last checkpoint; the rollback then deletes the run's record and "
+          "checkpoints, and the thread keeps values no checkpoint has (the model's search finds it with a "
+          "client cancel of the interrupting run, `cancels`; the harness runs the executor inline)",
+          True, "a thread's `values` are 'the current state of the thread' (LangGraph SDK Thread reference); "
+          f"rollback: 'the first run is completely deleted from the database' ({ROLLBACK_DOCS})",
+          "interrupted_run_deleted_after_writing_thread.py", conform=False),
 )
 BY_NAME = {cause.name: cause for cause in CAUSES}
 UNEXPLAINED = "unexplained"
@@ -96,7 +111,7 @@ def evidence(rec: Recording) -> dict[str, int]:
     def seen(cause: Cause, position: int) -> None:
         out.setdefault(cause.name, position)
 
-    overlap, orphans, watched, idle, late = CAUSES
+    overlap, orphans, watched, idle, late = CAUSES[:5]
     for position, event in enumerate(rec.events):
         d = event.data
         if event.name == "run.created":
