@@ -13,7 +13,7 @@ from steersim.core.fingerprint import fingerprint
 from steersim.models.openai_ws import SPEC
 from steersim.models.openai_ws.wire import STEER_ERROR_CODES
 
-STATE_BUDGET = 30_000
+STATE_BUDGET = 80_000  # two follow-up requests by default, so a lane queues one (server.start_queued)
 
 
 def assert_all_hold(result) -> None:

@@ -15,7 +15,7 @@ from functools import cache
 from typing import Any
 
 from steersim.core.identity import ByIdentity
-from steersim.core.model import Action, Always, Event, Property, Sometimes
+from steersim.core.model import Action, Always, Event, Eventually, Property, Sometimes
 from steersim.models.openai_ws import wire
 from steersim.models.openai_ws.client import CLIENT_RULES, RULE_FRAMES, VIEW_FIELDS, ClientView, canonical_input, judge
 from steersim.models.openai_ws.facts import facts
@@ -35,6 +35,7 @@ from steersim.models.openai_ws.state import (
     WAITING,
     WsState,
     lane_stream_id,
+    later_on_lane,
 )
 
 Params = Mapping[str, Any]
@@ -641,7 +642,8 @@ def reading_properties(p: Params) -> list[Always]:
         elif r.next == WAITING:
             joins = p["waiting_steer"] == "queue"
         else:
-            joins = p["completed_steer"] == "successor" and r.status == COMPLETED and r.successor < 0
+            joins = (p["completed_steer"] == "successor" and r.status == COMPLETED and r.successor < 0
+                     and not later_on_lane(s.responses, target))
         if not joins:
             refused = "response_already_completed" if r.status == COMPLETED else "response_not_active"
             return replies == [("response.steer.failed", refused)]
@@ -688,7 +690,8 @@ def reading_properties(p: Params) -> list[Always]:
 
 
 def behaviour_guards(p: Params) -> list[Property]:
-    """One guard per behaviour a parameter enables, besides the steering guards of `vacuity_guards`."""
+    """One guard per behaviour a parameter enables, besides the steering guards of `vacuity_guards`, and
+    the liveness of the requests a lane queues."""
     steering = p["steerable"] and p["steers"] > 0
     guards: list[Property] = [
         Sometimes("sometimes-completed", state=lambda s: any(r.status == COMPLETED for r in s.responses),
@@ -709,6 +712,12 @@ def behaviour_guards(p: Params) -> list[Property]:
     if p["followups"]:
         guards.append(Sometimes("sometimes-followup", state=lambda s: any(r.origin == "followup" for r in s.responses),
                                 doc="the client sends a new request after a chain ended"))
+    if p["followups"] > 1:  # a second new request may wait in its lane's queue
+        guards.append(Eventually(
+            "queued-requests-start", trigger=lambda s: bool(s.queued), goal=lambda s: not s.queued,
+            doc="a response.create waiting in its lane's queue is served once the lane is free (\"Requests "
+                "with the same stream_id are processed FIFO\"): its response.created follows, unless the "
+                "connection drops first"))
     if p["response_failures"]:
         guards.append(Sometimes("sometimes-response-failed",
                                 state=lambda s: any(r.status == FAILED for r in s.responses),
