@@ -134,8 +134,8 @@ DEFAULT_TIMING: Mapping[str, Any] = {
 
 
 def kinds_not_enabled(params: Mapping[str, Any]) -> dict[str, str]:
-    """Action kinds these parameters cannot fire, with what enables each: followups and failed responses
-    are opt-in scenarios (together they grow the default check's graph about twentyfold)."""
+    """Action kinds these parameters cannot fire, with what enables each: failed responses are an opt-in
+    scenario (beside the default's two follow-up requests they grow the check's graph about tenfold)."""
     off = {}
     if not params["followups"]:
         off["client.followup"] = "followups=1 or more"
