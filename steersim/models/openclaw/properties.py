@@ -16,7 +16,7 @@ from steersim.core.model import Action, Always, Event, Property, Sometimes
 from steersim.models.openclaw import events as E
 from steersim.models.openclaw.agent_core import NEW, RUNNING
 from steersim.models.openclaw.config import Config, route_of
-from steersim.models.openclaw.state import IDLE, START, OpenClawState
+from steersim.models.openclaw.state import IDLE, START, Ended, Lifecycle, OpenClawState
 
 EventsOf = Callable[[OpenClawState, Action], Sequence[Event]]
 """The native events of the step (state, action): `OpenClawModel.events_of`."""
@@ -56,16 +56,11 @@ def _call_index(call: str) -> int:
     return int(call[1:])
 
 
-Lifecycle = tuple[int | tuple[int, str, tuple[tuple[str, str], ...]], ...]
-"""Each call's lifecycle as its events tell it: 0 none, 1 started, 3 result message; an ended call, whose
-result message is still to come, is `(2, text, details)` with the result its tool_execution_end carried."""
+def _stage(value: int | Ended) -> int:
+    return value if isinstance(value, int) else 2
 
 
-def _stage(value: int | tuple[int, str, tuple[tuple[str, str], ...]]) -> int:
-    return value if type(value) is int else 2
-
-
-def _ended(data: dict) -> tuple[int, str, tuple[tuple[str, str], ...]]:
+def _ended(data: dict) -> Ended:
     """An ended call's entry of the lifecycle: the text and details its tool_execution_end carried."""
     return 2, data["text"], tuple(data["details"].items())
 
@@ -86,7 +81,7 @@ def replay_lifecycle(seen: Lifecycle, events: Sequence[Event]) -> Lifecycle:
             life = [0] * len(data["toolCalls"])
             continue
         if name == "tool_execution_start":
-            step: int | tuple[int, str, tuple[tuple[str, str], ...]] = 1
+            step: int | Ended = 1
         elif name == "tool_execution_end":
             step = _ended(data)
         elif name == "message_end" and data["role"] == "toolResult":
