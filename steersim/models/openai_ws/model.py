@@ -720,7 +720,8 @@ class _Step:
                 pending = wire.steer_pending(self.seq(index), number, index, self.stream(index))
                 if self.bug == "pending-stub-item-id":
                     pending["required_input"][0]["call_id"] = wire.item_id("function_call", index)
-                self.send(pending)
+                if self.bug != "silent-pending":
+                    self.send(pending)
                 self.set_steer(number, PENDING)
 
     # ------------------------------------------------------------------ faults

@@ -564,6 +564,8 @@ STEP_TRIGGERS: Mapping[str, Trigger] = {
                                                   "server.start_queued")),
     "result-facts": (RESULT_EVENTS, ()),
     "terminal-events": ((), ("server.complete", "server.interrupt", "server.fail")),
+    "steer-events": ((), ("client.steer", "client.create", "client.tool_output", "server.successor",
+                          "server.successor_fails", "server.fail", "server.pending", "fault.disconnect")),
     **{rule: ((RULE_FRAMES[rule],), ()) for rule in CLIENT_RULES},
 }
 
@@ -617,9 +619,19 @@ READING_DOCS = {
                         "previous_response_id, a root names none, and nothing else creates a response",
     "terminal-events": "a response that ends in a step is announced in it by its terminal event with its status "
                        "(response.completed, .incomplete or .failed)",
+    "steer-events": "a steer whose fate changes in a step is told in it: accepted by response.steer.accepted, "
+                    "waiting for tool output by response.steer.pending (R7), failed by response.steer.failed, "
+                    "committed with its successor's response.created, lost with the connection",
     "result-facts": "a hosted call's completion and the client's function_call_output are real tool results; "
                     "only a call abandoned by a drop gets a synthetic one",
 }
+
+
+# The event that tells the client (or, for a commit and a loss, the trace) each fate a steer can take.
+STEER_TOLD_BY = {ACCEPTED: "response.steer.accepted", PENDING: "response.steer.pending",
+                 REJECTED: "response.steer.failed", FAILED_WITH_ID: "response.steer.failed",
+                 COMMITTED: "steer.committed", UNKNOWN: "steer.lost"}
+STEER_TELLING = frozenset(STEER_TOLD_BY.values())
 
 
 def reading_properties(p: Params) -> list[Always]:
@@ -684,8 +696,20 @@ def reading_properties(p: Params) -> list[Always]:
                     return False
         return True
 
+    def steer_events(s: WsState, a: Action, t: WsState, events: tuple[Event, ...]) -> bool:
+        told = [(e.name, e.data.get("steer", {}).get("id")) for e in events if e.name in STEER_TELLING]
+        for number in range(len(t.steers)):
+            before = s.steers[number] if number < len(s.steers) else None
+            after = t.steers[number]
+            if after is before or (before is not None and after.status == before.status):
+                continue
+            steer_id = None if after.status == REJECTED else wire.steer_id(number)  # a refusal names no steer
+            if (STEER_TOLD_BY.get(after.status), steer_id) not in told:
+                return False
+        return True
+
     checks = {"steer-admission-readings": admission, "batch-readings": batching, "response-lineage": lineage,
-              "result-facts": result_facts, "terminal-events": terminal_events}
+              "result-facts": result_facts, "terminal-events": terminal_events, "steer-events": steer_events}
     return [Always(name, step=check, with_events=True, doc=READING_DOCS[name]) for name, check in checks.items()]
 
 

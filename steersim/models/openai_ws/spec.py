@@ -103,6 +103,8 @@ BUGS = (
         "safe-output-boundary"),
     Bug("queued-request-never-starts", "a new request that waits in its lane's queue is never started, though the "
         "lane frees", "queued-requests-start", {"followups": 2}),
+    Bug("silent-pending", "the server holds a steer for the client's tool output without sending "
+        "response.steer.pending", "steer-events"),
     Bug("stream-id-on-steer", "the client sends the target's stream_id on response.steer",
         "client-no-stream-id-on-steer"),
     Bug("continue-automatic-parent", "the client sends its own continuation of a parent whose queued steers "
