@@ -49,7 +49,7 @@ def test_bug_variant_is_caught_by_its_property_with_a_shortest_counterexample(na
         assert len(prop.counterexample.steps) == shortest_violation_depth(model, catcher)
 
 
-def reachable(model, bound: int = 60_000) -> set[int] | None:
+def reachable(model, bound: int = 80_000) -> set[int] | None:
     """Fingerprints of every reachable product state, or None above `bound`."""
     product = Product(model)
     frontier = list(product.init_states())

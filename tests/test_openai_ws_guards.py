@@ -33,6 +33,9 @@ def reading_as(name: str, value: str, methods: tuple[str, ...], monkeypatch: pyt
 
 
 ADMISSION = ("refusal", "restartable")
+# Without the default's follow-up requests, which grow the graph thirtyfold and change no reading or guard
+# these tests switch (`sometimes-followup` is switched off at followups=1).
+SMALL = {"followups": 0}
 READINGS = [
     ({}, "waiting_steer", "queue", ADMISSION, "steer-admission-readings"),
     ({"waiting_steer": "queue"}, "waiting_steer", "reject", ADMISSION, "steer-admission-readings"),
@@ -48,7 +51,7 @@ READINGS = [
 @pytest.mark.parametrize(("params", "name", "other", "methods", "caught_by"), READINGS,
                          ids=[f"{n}:{p.get(n, 'default')}->{o}" for p, n, o, _, _ in READINGS])
 def test_a_server_following_the_other_reading_is_caught(params, name, other, methods, caught_by, monkeypatch):
-    configured = {"steers": 2, **params}
+    configured = {"steers": 2, **SMALL, **params}
     assert statuses(SPEC.build(configured))[caught_by] == "holds"
     reading_as(name, other, methods, monkeypatch)
     assert statuses(SPEC.build(configured))[caught_by] == "violated"
@@ -78,22 +81,22 @@ def _queued(s, a):
 
 # (guard, configuration, the model with the behaviour switched off)
 SWITCHED_OFF = [
-    ("sometimes-completed", {}, without(("server.complete", None))),
-    ("sometimes-steered-interrupt", {}, without(("server.interrupt", None))),
-    ("sometimes-completed-then-successor", {}, without(("server.successor", _at_completed))),
-    ("sometimes-steer-pending", {}, without(("server.pending", None))),
-    ("sometimes-explicit-commit", {}, without(("client.tool_output", _queued))),
-    ("sometimes-steer-lost-to-drop", {}, without(("fault.disconnect", None))),
-    ("sometimes-reconnected", {}, without(("fault.disconnect", None))),
-    ("sometimes-hosted-tool-finishes", {}, without(("tool.finish", None))),
-    ("sometimes-successor-creation-failed", {}, without(("server.successor_fails", None))),
-    ("sometimes-batch-of-two", {}, without(("client.steer", _queued))),
+    ("sometimes-completed", SMALL, without(("server.complete", None))),
+    ("sometimes-steered-interrupt", SMALL, without(("server.interrupt", None))),
+    ("sometimes-completed-then-successor", SMALL, without(("server.successor", _at_completed))),
+    ("sometimes-steer-pending", SMALL, without(("server.pending", None))),
+    ("sometimes-explicit-commit", SMALL, without(("client.tool_output", _queued))),
+    ("sometimes-steer-lost-to-drop", SMALL, without(("fault.disconnect", None))),
+    ("sometimes-reconnected", SMALL, without(("fault.disconnect", None))),
+    ("sometimes-hosted-tool-finishes", SMALL, without(("tool.finish", None))),
+    ("sometimes-successor-creation-failed", SMALL, without(("server.successor_fails", None))),
+    ("sometimes-batch-of-two", SMALL, without(("client.steer", _queued))),
     ("sometimes-followup", {"followups": 1, "steers": 2}, without(("client.followup", None))),
-    ("sometimes-response-failed", {"response_failures": True, "steers": 2}, without(("server.fail", None))),
-    ("sometimes-steer-fails-with-parent", {"response_failures": True, "steers": 2},
+    ("sometimes-response-failed", {**SMALL, "response_failures": True, "steers": 2}, without(("server.fail", None))),
+    ("sometimes-steer-fails-with-parent", {**SMALL, "response_failures": True, "steers": 2},
      without(("server.fail", _queued))),
     ("sometimes-steering-not-supported", {"steerable": False}, without(("client.steer", None))),
-    ("sometimes-invalid-input", {"invalid_input": True, "steers": 2},
+    ("sometimes-invalid-input", {**SMALL, "invalid_input": True, "steers": 2},
      without(("client.steer", lambda s, a: not a.args[2]))),
 ]
 
@@ -121,7 +124,7 @@ def test_a_successor_that_loses_its_previous_response_id_is_caught(monkeypatch):
         return {**body, "previous_response_id": None} if self.responses[index].origin == "auto" else body
 
     monkeypatch.setattr(_Step, "response_json", orphaned)
-    found = statuses(SPEC.build())
+    found = statuses(SPEC.build(SMALL))
     assert found["response-lineage"] == "violated"
     assert found["inv06-commit-after-parent-terminal"] == "holds"
 
@@ -138,10 +141,10 @@ def test_a_client_tool_output_read_as_synthetic_is_caught(monkeypatch):
             return found
         return [type(f)(f.name, tuple((k, True if k == "synthetic" else v) for k, v in f.fields)) for f in found]
 
-    assert statuses(SPEC.build())["result-facts"] == "holds"
+    assert statuses(SPEC.build(SMALL))["result-facts"] == "holds"
     monkeypatch.setattr(steersim.models.openai_ws.model, "facts", synthetic_outputs)
     monkeypatch.setattr(steersim.models.openai_ws.properties, "facts", synthetic_outputs)
-    assert statuses(SPEC.build())["result-facts"] == "violated"
+    assert statuses(SPEC.build(SMALL))["result-facts"] == "violated"
 
 
 def test_a_response_that_fails_silently_is_caught(monkeypatch):
@@ -154,4 +157,4 @@ def test_a_response_that_fails_silently_is_caught(monkeypatch):
             original(self, kind, index, reason)
 
     monkeypatch.setattr(_Step, "lifecycle", silent_failure)
-    assert statuses(SPEC.build({"response_failures": True, "steers": 2}))["terminal-events"] == "violated"
+    assert statuses(SPEC.build({**SMALL, "response_failures": True, "steers": 2}))["terminal-events"] == "violated"

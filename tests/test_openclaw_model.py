@@ -197,3 +197,17 @@ def test_an_overflow_summary_is_its_own_run_per_route():
     collect = {"mode": "collect", "routes": 2, "cap": 1}
     assert drained_prompt(collect, fq=("m4",), dropped=("m1", "m3", "m2")) == "overflow:m1+overflow:m3"
     assert drained_prompt(collect, fq=("m4",), dropped=("m2",)) == "overflow:m2"
+
+
+def test_result_message_is_judged_against_the_end_event_of_an_earlier_step():
+    """A parallel call ends in one step and its result message follows at the commit: the end's result,
+    kept in `seen`, is what the message must carry (a skip reads the skip, never the abort text)."""
+    from steersim.core.model import Action
+    from steersim.models.openclaw.properties import _result_matches_end, replay_lifecycle
+
+    skipped = E.tool_end("c0", E.SKIP_TEXT, started=False, details=E.SKIP_DETAILS)
+    s = OpenClawState(phase="par-commit", calls=("skipped",), seen=replay_lifecycle((1,), [skipped]))
+    commit = Action("runtime", "tool.commit")
+    assert _result_matches_end(s, commit, s, E.tool_result_message("c0", E.SKIP_TEXT, E.SKIP_DETAILS))
+    assert not _result_matches_end(s, commit, s, E.tool_result_message("c0", E.ABORT_TEXT))
+    assert not _result_matches_end(s, commit, s, E.tool_result_message("c0", E.SKIP_TEXT))  # details dropped

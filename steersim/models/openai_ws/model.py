@@ -64,6 +64,7 @@ from steersim.models.openai_ws.state import (
     Steer,
     WsState,
     lane_stream_id,
+    later_on_lane,
 )
 
 CLIENT, SERVER, CONNECTION = "client", "server", "connection"
@@ -289,6 +290,8 @@ class OpenAIWsModel(ModelBase):
 
     def _queued_starts(self, s: WsState) -> list[Action]:
         """The oldest queued request of each lane starts once nothing else runs or is due there."""
+        if self.bug == "queued-request-never-starts":
+            return []
         out, lanes = [], set()
         for parent in s.queued:
             lane = s.responses[parent].lane
@@ -374,6 +377,12 @@ def _target(s: WsState, a: Action) -> Footprint:
     return (a.args[0],), ()
 
 
+def _steer_target(s: WsState, a: Action) -> Footprint:
+    """The targeted response and the newer ones of its lane, which decide whether a completed target
+    may still be restarted (A4)."""
+    return (a.args[0], *later_on_lane(s.responses, a.args[0])), ()
+
+
 def _queue(s: WsState, a: Action) -> Footprint:
     """The response the action names and the steers queued at it, which the step commits or notifies."""
     return (a.args[0],), s.responses[a.args[0]].queue
@@ -396,7 +405,7 @@ def _connection(s: WsState, a: Action) -> Footprint:
 # steers after them and reads the state's other fields, but touches no other response or steer): its
 # steps are remembered by them (`OpenAIWsModel._remembered_step`). The kinds left out are rare.
 FOOTPRINTS: Mapping[str, Callable[[WsState, Action], Footprint]] = {
-    "client.steer": _target,
+    "client.steer": _steer_target,
     "client.tool_output": _queue,
     "server.item": _target,
     "server.item_done": _target,
@@ -612,7 +621,7 @@ class _Step:
         joinable = ((r.status == IN_PROGRESS and r.successor < 0)
                     or (r.next == AUTO and p["late_steer"] == "join")
                     or (r.next == WAITING and p["waiting_steer"] == "queue")
-                    or self.restartable(r))
+                    or self.restartable(target))
         if not joinable:
             if r.status == COMPLETED:
                 return "response_already_completed"
@@ -621,15 +630,17 @@ class _Step:
             return "too_many_pending_steers"
         return None
 
-    def restartable(self, r: Response) -> bool:
+    def restartable(self, index: int) -> bool:
         """A4 alternative: a normally completed response without a successor takes a steer and starts an
-        automatic successor."""
+        automatic successor, if it is still its lane's newest response (`later_on_lane`): its successor
+        then runs next on the lane (A9), and no newer request of the lane runs beside it or ahead of it."""
+        r = self.responses[index]
         return (self.m.p["completed_steer"] == "successor" and r.status == COMPLETED and r.next == ENDED
-                and r.successor < 0)
+                and r.successor < 0 and not later_on_lane(self.responses, index))
 
     def accept(self, number: int, target: int) -> None:
         r = self.responses[target]
-        if self.restartable(r):
+        if self.restartable(target):
             r = self.update(target, next=AUTO)
         self.update(target, queue=(*r.queue, number))
         self.set_steer(number, ACCEPTED)
@@ -709,7 +720,8 @@ class _Step:
                 pending = wire.steer_pending(self.seq(index), number, index, self.stream(index))
                 if self.bug == "pending-stub-item-id":
                     pending["required_input"][0]["call_id"] = wire.item_id("function_call", index)
-                self.send(pending)
+                if self.bug != "silent-pending":
+                    self.send(pending)
                 self.set_steer(number, PENDING)
 
     # ------------------------------------------------------------------ faults

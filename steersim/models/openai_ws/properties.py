@@ -15,7 +15,7 @@ from functools import cache
 from typing import Any
 
 from steersim.core.identity import ByIdentity
-from steersim.core.model import Action, Always, Event, Property, Sometimes
+from steersim.core.model import Action, Always, Event, Eventually, Property, Sometimes
 from steersim.models.openai_ws import wire
 from steersim.models.openai_ws.client import CLIENT_RULES, RULE_FRAMES, VIEW_FIELDS, ClientView, canonical_input, judge
 from steersim.models.openai_ws.facts import facts
@@ -35,6 +35,7 @@ from steersim.models.openai_ws.state import (
     WAITING,
     WsState,
     lane_stream_id,
+    later_on_lane,
 )
 
 Params = Mapping[str, Any]
@@ -563,6 +564,8 @@ STEP_TRIGGERS: Mapping[str, Trigger] = {
                                                   "server.start_queued")),
     "result-facts": (RESULT_EVENTS, ()),
     "terminal-events": ((), ("server.complete", "server.interrupt", "server.fail")),
+    "steer-events": ((), ("client.steer", "client.create", "client.tool_output", "server.successor",
+                          "server.successor_fails", "server.fail", "server.pending", "fault.disconnect")),
     **{rule: ((RULE_FRAMES[rule],), ()) for rule in CLIENT_RULES},
 }
 
@@ -616,9 +619,19 @@ READING_DOCS = {
                         "previous_response_id, a root names none, and nothing else creates a response",
     "terminal-events": "a response that ends in a step is announced in it by its terminal event with its status "
                        "(response.completed, .incomplete or .failed)",
+    "steer-events": "a steer whose fate changes in a step is told in it: accepted by response.steer.accepted, "
+                    "waiting for tool output by response.steer.pending (R7), failed by response.steer.failed, "
+                    "committed with its successor's response.created, lost with the connection",
     "result-facts": "a hosted call's completion and the client's function_call_output are real tool results; "
                     "only a call abandoned by a drop gets a synthetic one",
 }
+
+
+# The event that tells the client (or, for a commit and a loss, the trace) each fate a steer can take.
+STEER_TOLD_BY = {ACCEPTED: "response.steer.accepted", PENDING: "response.steer.pending",
+                 REJECTED: "response.steer.failed", FAILED_WITH_ID: "response.steer.failed",
+                 COMMITTED: "steer.committed", UNKNOWN: "steer.lost"}
+STEER_TELLING = frozenset(STEER_TOLD_BY.values())
 
 
 def reading_properties(p: Params) -> list[Always]:
@@ -641,7 +654,8 @@ def reading_properties(p: Params) -> list[Always]:
         elif r.next == WAITING:
             joins = p["waiting_steer"] == "queue"
         else:
-            joins = p["completed_steer"] == "successor" and r.status == COMPLETED and r.successor < 0
+            joins = (p["completed_steer"] == "successor" and r.status == COMPLETED and r.successor < 0
+                     and not later_on_lane(s.responses, target))
         if not joins:
             refused = "response_already_completed" if r.status == COMPLETED else "response_not_active"
             return replies == [("response.steer.failed", refused)]
@@ -682,13 +696,26 @@ def reading_properties(p: Params) -> list[Always]:
                     return False
         return True
 
+    def steer_events(s: WsState, a: Action, t: WsState, events: tuple[Event, ...]) -> bool:
+        told = [(e.name, e.data.get("steer", {}).get("id")) for e in events if e.name in STEER_TELLING]
+        for number in range(len(t.steers)):
+            before = s.steers[number] if number < len(s.steers) else None
+            after = t.steers[number]
+            if after is before or (before is not None and after.status == before.status):
+                continue
+            steer_id = None if after.status == REJECTED else wire.steer_id(number)  # a refusal names no steer
+            if (STEER_TOLD_BY.get(after.status), steer_id) not in told:
+                return False
+        return True
+
     checks = {"steer-admission-readings": admission, "batch-readings": batching, "response-lineage": lineage,
-              "result-facts": result_facts, "terminal-events": terminal_events}
+              "result-facts": result_facts, "terminal-events": terminal_events, "steer-events": steer_events}
     return [Always(name, step=check, with_events=True, doc=READING_DOCS[name]) for name, check in checks.items()]
 
 
 def behaviour_guards(p: Params) -> list[Property]:
-    """One guard per behaviour a parameter enables, besides the steering guards of `vacuity_guards`."""
+    """One guard per behaviour a parameter enables, besides the steering guards of `vacuity_guards`, and
+    the liveness of the requests a lane queues."""
     steering = p["steerable"] and p["steers"] > 0
     guards: list[Property] = [
         Sometimes("sometimes-completed", state=lambda s: any(r.status == COMPLETED for r in s.responses),
@@ -709,6 +736,12 @@ def behaviour_guards(p: Params) -> list[Property]:
     if p["followups"]:
         guards.append(Sometimes("sometimes-followup", state=lambda s: any(r.origin == "followup" for r in s.responses),
                                 doc="the client sends a new request after a chain ended"))
+    if p["followups"] > 1:  # a second new request may wait in its lane's queue
+        guards.append(Eventually(
+            "queued-requests-start", trigger=lambda s: bool(s.queued), goal=lambda s: not s.queued,
+            doc="a response.create waiting in its lane's queue is served once the lane is free (\"Requests "
+                "with the same stream_id are processed FIFO\"): its response.created follows, unless the "
+                "connection drops first"))
     if p["response_failures"]:
         guards.append(Sometimes("sometimes-response-failed",
                                 state=lambda s: any(r.status == FAILED for r in s.responses),

@@ -19,7 +19,7 @@ PARAMS = (
     Param("client_tools", 1, "1: the client declares its function tool, so a first-connection root ends with "
           "a client-owned call (explicit continuation, steer.pending); 0: it never does; 2: each root's create "
           "decides (a real client's, when served)", low=0, high=2),
-    Param("followups", 0, "new requests the client may send after a chain ended (e.g. carrying a failed "
+    Param("followups", 2, "new requests the client may send after a chain ended (e.g. carrying a failed "
           "steer's input into response.create)", low=0, high=4),
     Param("reconnects", 1, "times the connection may drop (the client then reconnects onto a fresh one)",
           low=0, high=2),
@@ -101,6 +101,10 @@ BUGS = (
         "inv20-sequence-numbers-increase"),
     Bug("interrupt-hosted-tool", "a queued steer interrupts a response while its hosted tool call is running",
         "safe-output-boundary"),
+    Bug("queued-request-never-starts", "a new request that waits in its lane's queue is never started, though the "
+        "lane frees", "queued-requests-start", {"followups": 2}),
+    Bug("silent-pending", "the server holds a steer for the client's tool output without sending "
+        "response.steer.pending", "steer-events"),
     Bug("stream-id-on-steer", "the client sends the target's stream_id on response.steer",
         "client-no-stream-id-on-steer"),
     Bug("continue-automatic-parent", "the client sends its own continuation of a parent whose queued steers "
@@ -132,8 +136,8 @@ DEFAULT_TIMING: Mapping[str, Any] = {
 
 
 def kinds_not_enabled(params: Mapping[str, Any]) -> dict[str, str]:
-    """Action kinds these parameters cannot fire, with what enables each: followups and failed responses
-    are opt-in scenarios (together they grow the default check's graph about twentyfold)."""
+    """Action kinds these parameters cannot fire, with what enables each: failed responses are an opt-in
+    scenario (beside the default's two follow-up requests they grow the check's graph about tenfold)."""
     off = {}
     if not params["followups"]:
         off["client.followup"] = "followups=1 or more"

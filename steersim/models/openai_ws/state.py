@@ -9,6 +9,7 @@ index is their identity (`resp_0001`, `steer_…01`), and responses of a dropped
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 # Response.status: the `status` of the Responses API, plus `lost` for a response whose connection dropped.
@@ -95,3 +96,11 @@ def lane_stream_id(stream_ids: str, lane: int) -> str | None:
     if lane == 0 and stream_ids == "default":
         return None
     return f"lane-{chr(ord('a') + lane)}"
+
+
+def later_on_lane(responses: Sequence[Response], index: int) -> tuple[int, ...]:
+    """The responses created after `index` on its lane and connection: while there is none, it is its
+    lane's newest."""
+    r = responses[index]
+    return tuple(i for i in range(index + 1, len(responses)) if responses[i].lane == r.lane
+                 and responses[i].conn == r.conn)

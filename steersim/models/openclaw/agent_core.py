@@ -301,7 +301,7 @@ def commit_parallel(cfg: Config, st: Step) -> None:
         elif status == ENDED:
             text = E.BLOCK_TEXT if j == cfg.blocked_call else E.real_text(call)
             details = {}
-        elif status == SKIPPED:
+        elif status == SKIPPED and cfg.bug != "skip-result-reads-abort":
             text, details = cfg.skip_text, dict(E.SKIP_DETAILS)
         else:
             text, details = E.ABORT_TEXT, {}

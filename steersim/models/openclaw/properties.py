@@ -16,7 +16,7 @@ from steersim.core.model import Action, Always, Event, Property, Sometimes
 from steersim.models.openclaw import events as E
 from steersim.models.openclaw.agent_core import NEW, RUNNING
 from steersim.models.openclaw.config import Config, route_of
-from steersim.models.openclaw.state import IDLE, START, OpenClawState
+from steersim.models.openclaw.state import IDLE, START, Ended, Lifecycle, OpenClawState
 
 EventsOf = Callable[[OpenClawState, Action], Sequence[Event]]
 """The native events of the step (state, action): `OpenClawModel.events_of`."""
@@ -56,10 +56,19 @@ def _call_index(call: str) -> int:
     return int(call[1:])
 
 
-def replay_lifecycle(seen: tuple[int, ...], events: Sequence[Event]) -> tuple[int, ...]:
-    """Each call's lifecycle after `events` (0 none, 1 started, 2 ended, 3 result), from the events
-    alone: an assistant message that asks for tools opens a new batch. Unknown calls are ignored; the
-    judging is `_lifecycle_ok`'s. A step without tool events leaves `seen` as it is."""
+def _stage(value: int | Ended) -> int:
+    return value if isinstance(value, int) else 2
+
+
+def _ended(data: dict) -> Ended:
+    """An ended call's entry of the lifecycle: the text and details its tool_execution_end carried."""
+    return 2, data["text"], tuple(data["details"].items())
+
+
+def replay_lifecycle(seen: Lifecycle, events: Sequence[Event]) -> Lifecycle:
+    """Each call's lifecycle after `events` (`Lifecycle`), from the events alone: an assistant message
+    that asks for tools opens a new batch. Unknown calls are ignored; the judging is `_lifecycle_ok`'s
+    and `_result_matches_end`'s. A step without tool events leaves `seen` as it is."""
     life = None
     for event in events:
         name = event.name
@@ -71,18 +80,18 @@ def replay_lifecycle(seen: tuple[int, ...], events: Sequence[Event]) -> tuple[in
         if name == "message_end" and data["role"] == "assistant" and data["toolCalls"]:
             life = [0] * len(data["toolCalls"])
             continue
-        step = _LIFECYCLE_STEP.get(name)
-        if step is None and name == "message_end" and data["role"] == "toolResult":
+        if name == "tool_execution_start":
+            step: int | Ended = 1
+        elif name == "tool_execution_end":
+            step = _ended(data)
+        elif name == "message_end" and data["role"] == "toolResult":
             step = 3
-        if step is None:
+        else:
             continue
         index = _call_index(data.get("toolCallId", data.get("id", "")))
         if index < len(life):
             life[index] = step
     return seen if life is None else tuple(life)
-
-
-_LIFECYCLE_STEP = {"tool_execution_start": 1, "tool_execution_end": 2}
 
 
 LIFECYCLE_EVENTS = frozenset(("message_end", "tool_execution_start", "tool_execution_end", "turn_end"))
@@ -117,9 +126,29 @@ def _lifecycle_ok(in_order: bool, s: OpenClawState, a: Action, t: OpenClawState,
             continue
         else:
             continue
-        if index >= len(life) or life[index] != expect:
+        if index >= len(life) or _stage(life[index]) != expect:
             return False
         life[index] = expect + 1
+    return True
+
+
+def _result_matches_end(s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]) -> bool:
+    """A call's toolResult message carries the result its tool_execution_end carried: the loop builds
+    both from one finalized outcome (`emitToolExecutionEnd(finalized)`, then
+    `createToolResultMessage(finalized)`), so a call skipped by steering reads the skip in its result
+    message, an aborted one the abort, a finished one its output. A result whose call has not ended is
+    `one-start-one-end`'s to judge."""
+    life = dict(enumerate(s.seen))
+    for event in events:
+        data = event.data
+        if event.name == "message_end" and data["role"] == "assistant" and data["toolCalls"]:
+            life = {}
+        elif event.name == "tool_execution_end":
+            life[_call_index(data["toolCallId"])] = _ended(data)
+        elif event.name == "message_end" and data["role"] == "toolResult":
+            end = life.get(_call_index(data["id"]), 0)
+            if isinstance(end, tuple) and end[1:] != (data["text"], tuple(data["details"].items())):
+                return False
     return True
 
 
@@ -263,6 +292,8 @@ def properties(cfg: Config, events_of: EventsOf) -> list[Property]:
            "every call gets one start, one end and one result message, in that order, before turn_end"),
         on("results-in-source-order", partial(_lifecycle_ok, True), lifecycle,
            "tool result messages follow assistant source order"),
+        on("result-matches-end", _result_matches_end, ("tool_result",),
+           "each call's toolResult message carries the text and details of its tool_execution_end"),
         on("skip-result-exact", partial(_skip_exact, cfg), ended,
            f"a steering skip reads {cfg.skip_text!r} with details {E.SKIP_DETAILS} and never started"),
         on("steer-before-next-call", _steer_before_next_call, ("model_request",),

@@ -95,6 +95,9 @@ BUGS = (
     Bug("wrong-skip-text", "the parallel launch checkpoint ends recalled calls with the abort text, not the skip "
         "text",
         "skip-result-exact"),
+    Bug("skip-result-reads-abort", "the parallel commit writes the abort text into the result message of a call "
+        "that steering skipped, whose end event read the skip",
+        "result-matches-end"),
     Bug("unbounded-summary", "the overflow summary keeps every dropped message instead of the newest `cap` "
         "per route", "summary-bounded", {"mode": 'followup', "cap": 1, "drop": 'summarize'}),
     Bug("overflow-across-routes", "the overflow summary rides with the next drained prompt, whatever its route",

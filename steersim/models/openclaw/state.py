@@ -8,6 +8,9 @@ from typing import Any, NamedTuple
 from steersim.core.model import Event
 
 IDLE, ENDING, START = "idle", "ending", "start"
+Ended = tuple[int, str, tuple[tuple[str, str], ...]]
+"""An ended call in `seen`: 2, and the text and details its tool_execution_end carried."""
+Lifecycle = tuple[int | Ended, ...]
 
 
 class OpenClawState(NamedTuple):
@@ -28,8 +31,9 @@ class OpenClawState(NamedTuple):
     Codex: `batch` messages in the quiet window, `inflight` batches sent with turn/steer and not yet
     consumed, `steer_batches` batches sent in this turn, `boundaries` model boundaries left.
     Observed: `seen` each call's lifecycle as the emitted events tell it (0 nothing, 1 tool_execution_start,
-    2 tool_execution_end, 3 its toolResult message), replayed from every step's events
-    (`properties.replay_lifecycle`), never from `calls`, so properties judge what was emitted."""
+    `(2, text, details)` tool_execution_end with the result it carried, 3 its toolResult message), replayed
+    from every step's events (`properties.replay_lifecycle`), never from `calls`, so properties judge what
+    was emitted."""
 
     phase: str = START
     prompts: tuple[str, ...] = ("p0",)
@@ -59,7 +63,7 @@ class OpenClawState(NamedTuple):
     inflight: tuple[tuple[str, ...], ...] = ()
     steer_batches: int = 0
     boundaries: int = 0
-    seen: tuple[int, ...] = ()
+    seen: Lifecycle = ()
 
 
 FIELDS = OpenClawState._fields
