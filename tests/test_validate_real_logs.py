@@ -17,6 +17,9 @@ from steersim.models.codex.harness.binary import installed as codex_installed
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "validate"
 
+# the client of these scenarios sends no malformed steer, which the model's defaults let a client send; a
+# rollout does not record the client's requests, so the setting must say what the client may do
+CODEX_RUN = ("-p", "bad_steers=false")
 OPENCLAW = ("openclaw", "openclaw-transcript")
 # the conform scenarios' model setting (`Scenario.model_params`) where it differs from the defaults
 OPENCLAW_RUN = ("-p", "end_listener_window=true")
@@ -26,12 +29,12 @@ PYDANTIC = ("pydantic-ai", "pydantic-ai-messages")
 ONE_CALL = ("-p", "tool_calls=1")  # the model's default response calls two tools
 
 CLEAN = {  # file: (model, format, options)
-    "codex-appserver-steer-x2-tool.jsonl": ("codex", "codex-appserver", ()),
-    "codex-appserver-interrupt-tool-sent.jsonl": ("codex", "codex-appserver", ()),
-    "codex-appserver-start-while-active-tool.jsonl": ("codex", "codex-appserver", ()),
-    "codex-rollout-steer-x2-tool.jsonl": ("codex", "codex-rollout", ()),
-    "codex-rollout-interrupt-tool-sent.jsonl": ("codex", "codex-rollout", ()),
-    "codex-rollout-start-while-active-tool.jsonl": ("codex", "codex-rollout", ()),
+    "codex-appserver-steer-x2-tool.jsonl": ("codex", "codex-appserver", CODEX_RUN),
+    "codex-appserver-interrupt-tool-sent.jsonl": ("codex", "codex-appserver", CODEX_RUN),
+    "codex-appserver-start-while-active-tool.jsonl": ("codex", "codex-appserver", CODEX_RUN),
+    "codex-rollout-steer-x2-tool.jsonl": ("codex", "codex-rollout", CODEX_RUN),
+    "codex-rollout-interrupt-tool-sent.jsonl": ("codex", "codex-rollout", CODEX_RUN),
+    "codex-rollout-start-while-active-tool.jsonl": ("codex", "codex-rollout", CODEX_RUN),
     # par-one-k2/m1@model_request#2, par-one-k2/m1@message_end:c1#1 and
     # par-one-k2/m1@message_end:assistant#1,abort@tool_execution_start:c1#1 of `conform openclaw`
     "openclaw-transcript-steer-while-streaming.jsonl": (*OPENCLAW, OPENCLAW_RUN),
@@ -93,7 +96,7 @@ DEFECTS = {  # file: (model, format, the line the finding names, a word of the s
     # an output retry (RetryFeedbackPart) and a second answer after the final one: a request with nothing queued
     "pydantic-ai-messages-request-after-end.jsonl": (*PYDANTIC, 8, "turn.started(turn='r2.1'"),
 }
-OPTIONS = {"openclaw": OPENCLAW_RUN, "langgraph": LANGGRAPH_RUN,
+OPTIONS = {"codex": CODEX_RUN, "openclaw": OPENCLAW_RUN, "langgraph": LANGGRAPH_RUN,
            "pydantic-ai-messages-reordered-history.jsonl": ONE_CALL}  # by model, or by file
 
 

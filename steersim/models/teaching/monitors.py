@@ -15,25 +15,30 @@ from steersim.core.monitors import Monitor, MonitorViolation
 class SteeredStatus(Monitor):
     """A turn that a steer cut short, which shows as a synthetic result among its calls, ends `steered`,
     and a turn whose calls all ran and gave their own results ends `completed` (a steer delivered at its
-    boundary does not make it steered). State: whether the current turn has a synthetic result."""
+    boundary does not make it steered). A turn with a call left without any result says nothing either
+    way about how it was cut short: that is `paired-tool-results`' to judge. State: whether the current
+    turn has a synthetic result, and how many of its calls have no result yet."""
 
     name: ClassVar[str] = "status-tells-steered"
     doc: ClassVar[str] = ("a turn ends 'steered' exactly when some call of it got a synthetic (skip) result, else "
                           "'completed'")
-    watches: ClassVar[frozenset[str]] = frozenset(("turn.started", "tool.result", "turn.ended"))
+    watches: ClassVar[frozenset[str]] = frozenset(("turn.started", "tool.requested", "tool.result", "turn.ended"))
 
-    def initial(self) -> bool:
-        return False
+    def initial(self) -> tuple[bool, int]:
+        return False, 0
 
-    def step(self, state: bool, fact: Fact) -> bool:
+    def step(self, state: tuple[bool, int], fact: Fact) -> tuple[bool, int]:
+        synthetic, open_calls = state
         if fact.name == "turn.started":
-            return False
+            return False, 0
+        if fact.name == "tool.requested":
+            return synthetic, open_calls + 1
         if fact.name == "tool.result":
-            return state or bool(fact.get("synthetic"))
+            return synthetic or bool(fact.get("synthetic")), max(0, open_calls - 1)
         status = fact.get("status")
-        if state and status != "steered":
+        if synthetic and status != "steered":
             raise MonitorViolation(f"turn {fact.get('turn')!r} ended {status!r}, but a call of it was skipped")
-        if not state and status == "steered":
+        if not synthetic and not open_calls and status == "steered":
             raise MonitorViolation(f"turn {fact.get('turn')!r} ended 'steered', but every call of it ran and "
                                    "gave its own result")
         return state
