@@ -18,13 +18,22 @@ score.
     python benchmarks/mutation.py --models foundry --mutants 10 --timeout 60
     python benchmarks/mutation.py --list openclaw        # the sampled mutants, without running them
 
-Columns: model, mutants, killed (of which by a model error or the timeout), equivalent, survived, and
-the score killed / (mutants - equivalent). The survivors follow, one line each.
+Columns: model, mutants, killed (of which by a model error or the timeout), equivalent, survived,
+unreached, the score killed / (mutants - equivalent), and the score (reached). The survivors follow,
+one line each.
 
 `--by default` scores the default check instead (`steersim check MODEL` at the model's defaults, which
 kills a mutant when it does not pass: a violation, an unreached property, a model error or the timeout),
 `--by both` scores each mutant by both, so the two columns show what a user's first check catches
-against the whole matrix. `--seeds 0,7` scores several samples in one run (one row per seed), so a
+against the whole matrix. Much of a model's code runs only in a seeded bug variant or in a reading
+other than the default one, so no check at the defaults can kill a mutant there, although the matrix
+may. To show that apart, the unmutated default check runs once per model under line tracing of the
+model's own package, and a survivor none of whose changed lines it executed is unreached by the defaults:
+counted in `unreached`, marked so on its survivor line, and left out of `score (reached)`, killed /
+(mutants - equivalent - unreached). A mutant on such a line that the default check kills anyway (it breaks
+the import, say) counts as killed. Matrix rows show `-` in both columns.
+
+`--seeds 0,7` scores several samples in one run (one row per seed), so a
 fresh sample's score is reported beside seed 0's.
 
     python benchmarks/mutation.py --models codex --mutants 10 --seeds 0,7 --by both
