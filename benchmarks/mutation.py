@@ -288,7 +288,7 @@ def start_tracing(model: str, root: Path) -> Callable[[], dict[str, list[int]]]:
             ours[filename] = str(Path(filename).resolve()).startswith(folder)
         if not ours[filename]:
             return None
-        executed.setdefault(filename, set()).add(frame.f_lineno)
+        executed.setdefault(filename, set())
         return local
 
     def stop() -> dict[str, list[int]]:
