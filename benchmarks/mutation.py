@@ -18,13 +18,22 @@ score.
     python benchmarks/mutation.py --models foundry --mutants 10 --timeout 60
     python benchmarks/mutation.py --list openclaw        # the sampled mutants, without running them
 
-Columns: model, mutants, killed (of which by a model error or the timeout), equivalent, survived, and
-the score killed / (mutants - equivalent). The survivors follow, one line each.
+Columns: model, mutants, killed (of which by a model error or the timeout), equivalent, survived,
+unreached, the score killed / (mutants - equivalent), and the score (reached). The survivors follow,
+one line each.
 
 `--by default` scores the default check instead (`steersim check MODEL` at the model's defaults, which
 kills a mutant when it does not pass: a violation, an unreached property, a model error or the timeout),
 `--by both` scores each mutant by both, so the two columns show what a user's first check catches
-against the whole matrix. `--seeds 0,7` scores several samples in one run (one row per seed), so a
+against the whole matrix. Much of a model's code runs only in a seeded bug variant or in a reading
+other than the default one, so no check at the defaults can kill a mutant there, although the matrix
+may. To show that apart, the unmutated default check runs once per model under line tracing of the
+model's own package, and a survivor none of whose changed lines it executed is unreached by the defaults:
+counted in `unreached`, marked so on its survivor line, and left out of `score (reached)`, killed /
+(mutants - equivalent - unreached). A mutant on such a line that the default check kills anyway (it breaks
+the import, say) counts as killed. Matrix rows show `-` in both columns.
+
+`--seeds 0,7` scores several samples in one run (one row per seed), so a
 fresh sample's score is reported beside seed 0's.
 
     python benchmarks/mutation.py --models codex --mutants 10 --seeds 0,7 --by both
@@ -42,11 +51,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import tomllib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 
 ROOT = Path(__file__).resolve().parents[1]
 EQUIVALENTS = ROOT / "benchmarks" / "mutation-equivalents.toml"
@@ -82,10 +93,16 @@ class Mutant:
     ordinal: int  # the spot's number among its function's spots of this operator
     line: int
     change: str
+    end_line: int = 0  # the last line of the changed spot (the condition, the statement, the expression)
 
     @property
     def id(self) -> str:
         return f"{self.path}:{self.function}#{self.operator}{self.ordinal}:{self.change}"
+
+    def reached(self, executed: dict[str, frozenset[int]]) -> bool:
+        """Whether a run that executed these lines (path -> line numbers) ran any line of the changed spot."""
+        lines = executed.get(self.path, frozenset())
+        return any(n in lines for n in range(self.line, max(self.line, self.end_line) + 1))
 
 
 def _functions(tree: ast.Module) -> Iterator[tuple[str, ast.FunctionDef]]:
@@ -189,7 +206,19 @@ def _walk(model: str, path: str, tree: ast.Module) -> Iterator[tuple[Mutant, ast
             line = getattr(node, "lineno", function.lineno)
             if operator == "delete":
                 line = getattr(node, index[0])[index[1]].lineno  # type: ignore[index]
-            yield Mutant(model, path, name, operator, ordinal, line, change), node, index
+            end = _spot_end(node, operator, index) or line
+            yield Mutant(model, path, name, operator, ordinal, line, change, end), node, index
+
+
+def _spot_end(node: ast.AST, operator: str, index: object) -> int | None:
+    """The last line of what a mutant changes: the deleted statement, the negated condition, or the node."""
+    if operator == "delete":
+        return getattr(node, index[0])[index[1]].end_lineno  # type: ignore[index]
+    if operator == "negate" and isinstance(node, ast.comprehension):
+        return node.ifs[index].end_lineno  # type: ignore[index]
+    if operator == "negate":
+        return node.test.end_lineno  # type: ignore[attr-defined]
+    return getattr(node, "end_lineno", None)
 
 
 def mutated_source(mutant: Mutant) -> str:
@@ -239,6 +268,54 @@ def check_default(model: str) -> dict[str, object]:
     return {"killed": False, "cases": 1}
 
 
+def start_tracing(model: str, root: Path) -> Callable[[], dict[str, list[int]]]:
+    """Record the lines of the model's own package (the folder of its transition code under `root`) that
+    run from now on, in this thread and in threads started later. Returns what stops the recording and
+    gives the lines, as path relative to `root` -> sorted line numbers. Started before the model is
+    imported, so that the module-level lines (default arguments, class bodies) count too."""
+    folder = str((root / TARGETS[model][0]).parent.resolve()) + os.sep
+    executed: dict[str, set[int]] = {}
+    ours: dict[str, bool] = {}
+
+    def local(frame: FrameType, event: str, arg: object) -> Callable[..., object]:
+        if event == "line":
+            executed[frame.f_code.co_filename].add(frame.f_lineno)
+        return local
+
+    def call(frame: FrameType, event: str, arg: object) -> Callable[..., object] | None:
+        filename = frame.f_code.co_filename
+        if filename not in ours:
+            ours[filename] = str(Path(filename).resolve()).startswith(folder)
+        if not ours[filename]:
+            return None
+        executed.setdefault(filename, set())
+        return local
+
+    def stop() -> dict[str, list[int]]:
+        sys.settrace(None)
+        threading.settrace(None)  # type: ignore[arg-type]
+        resolved = root.resolve()
+        return {Path(f).resolve().relative_to(resolved).as_posix(): sorted(lines)
+                for f, lines in sorted(executed.items())}
+
+    threading.settrace(call)
+    sys.settrace(call)
+    return stop
+
+
+def reached_lines(model: str, config: Path) -> dict[str, frozenset[int]]:
+    """The lines of the model's package that its unmutated default check executes, traced once in a
+    subprocess as the mutants are checked. A surviving mutant none of whose lines are among them is
+    unreached by the defaults: no check at the defaults can kill it, whatever it checks."""
+    with tempfile.TemporaryDirectory(prefix="steersim-mutation-") as tmp:
+        workdir = Path(tmp)
+        shutil.copyfile(config, workdir / "matrix.toml")
+        outcome = run_mutant(None, model, 3600.0, workdir, "default", trace=True)
+    if outcome.get("killed") or "lines" not in outcome:
+        raise SystemExit(f"the unmutated {model} model fails its own default check under tracing: {outcome}")
+    return {path: frozenset(lines) for path, lines in outcome["lines"].items()}  # type: ignore[attr-defined]
+
+
 def check_matrix(model: str, config: Path) -> dict[str, object]:
     """Run the model's matrix cases of `config` in this process (the mutated copy comes first on the path);
     stop at the first failing case. Correct-model cases run first: they are the cheap kills."""
@@ -268,10 +345,11 @@ def check_matrix(model: str, config: Path) -> dict[str, object]:
     return {"killed": False, "cases": len(cases)}
 
 
-def run_mutant(mutant: Mutant | None, model: str, timeout: float, workdir: Path, by: str = "matrix"
-               ) -> dict[str, object]:
+def run_mutant(mutant: Mutant | None, model: str, timeout: float, workdir: Path, by: str = "matrix",
+               trace: bool = False) -> dict[str, object]:
     """Check one mutant (None: the unmutated copy) in a subprocess against a copy of steersim/, by the
-    matrix or by the default check (`by`)."""
+    matrix or by the default check (`by`); with `trace`, the outcome's `lines` are the model's lines the
+    check executed (`start_tracing`)."""
     target = workdir / "steersim"
     if target.exists():
         shutil.rmtree(target)
@@ -283,7 +361,7 @@ def run_mutant(mutant: Mutant | None, model: str, timeout: float, workdir: Path,
         (workdir / mutant.path).write_text(mutated_source(mutant))
     env = {**os.environ, "PYTHONPATH": f"{workdir}{os.pathsep}{ROOT}", "PYTHONDONTWRITEBYTECODE": "1"}
     command = [sys.executable, str(ROOT / "benchmarks" / "mutation.py"), "--check-one", model, "--expect-root",
-               str(workdir), "--config", str(workdir / "matrix.toml"), "--by", by]
+               str(workdir), "--config", str(workdir / "matrix.toml"), "--by", by, *(["--trace"] if trace else [])]
     started = time.monotonic()
     try:
         done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout, cwd=workdir)
@@ -299,11 +377,13 @@ def run_mutant(mutant: Mutant | None, model: str, timeout: float, workdir: Path,
 
 # ---------------------------------------------------------------------- the table
 def score(model: str, mutants: Sequence[Mutant], config: Path, timeout: float | None, equivalents: dict[str, str],
-          echo: bool, by: str = "matrix", seed: int = 0) -> tuple[list[str], list[str]]:
+          echo: bool, by: str = "matrix", seed: int = 0, reached: dict[str, frozenset[int]] | None = None
+          ) -> tuple[list[str], list[str]]:
     """The model's table row and its survivor lines, for the sample of `seed` judged `by` the matrix or
     the default check. Without a `timeout`, a mutant may take five times as long as the unmutated run,
-    and ten seconds more."""
-    killed = by_other = equivalent = 0
+    and ten seconds more. With `reached` (the lines the unmutated default check executes), a survivor
+    on none of them counts as unreached, and the row scores also without the unreached survivors."""
+    killed = by_other = equivalent = unreached = 0
     survivors = []
     with tempfile.TemporaryDirectory(prefix="steersim-mutation-") as tmp:
         workdir = Path(tmp)
@@ -326,16 +406,24 @@ def score(model: str, mutants: Sequence[Mutant], config: Path, timeout: float | 
                 killed += 1
                 by_other += outcome["by"] != "check"
             else:
-                survivors.append(f"{model}  seed {seed}  {by}  {mutant.id}  (line {mutant.line})")
+                mark = "" if reached is None or mutant.reached(reached) else "  (unreached by defaults)"
+                unreached += bool(mark)
+                survivors.append(f"{model}  seed {seed}  {by}  {mutant.id}  (line {mutant.line}){mark}")
     judged = len(mutants) - equivalent
-    percent = 100.0 * killed / judged if judged else 100.0
     row = [model, str(seed), by, str(len(mutants)), f"{killed} ({by_other})", str(equivalent), str(len(survivors)),
-           f"{percent:.0f}%"]
+           str(unreached) if reached is not None else "-", _percent(killed, judged),
+           _percent(killed, judged - unreached) if reached is not None else "-"]
     return row, survivors
 
 
+def _percent(killed: int, judged: int) -> str:
+    return f"{100.0 * killed / judged if judged else 100.0:.0f}%"
+
+
+
 def print_table(rows: Sequence[Sequence[str]]) -> None:
-    head = ["model", "seed", "by", "mutants", "killed (error/timeout)", "equivalent", "survived", "score"]
+    head = ["model", "seed", "by", "mutants", "killed (error/timeout)", "equivalent", "survived", "unreached", "score",
+            "score (reached)"]
     widths = [max(len(r[i]) for r in (head, *rows)) for i in range(len(head))]
     for r in (head, *rows):
         print("  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip())
@@ -358,14 +446,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quiet", action="store_true", help="no per-mutant lines on stderr")
     parser.add_argument("--check-one", metavar="MODEL", help=argparse.SUPPRESS)
     parser.add_argument("--expect-root", help=argparse.SUPPRESS)
+    parser.add_argument("--trace", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.check_one:
+        stop = start_tracing(args.check_one, Path(args.expect_root or ROOT)) if args.trace else None
         import steersim.models
 
         imported = Path(steersim.models.__file__).resolve()
         if args.expect_root and not imported.is_relative_to(Path(args.expect_root).resolve()):
             raise SystemExit(f"the mutated copy is not the one imported: models is {steersim.models.__file__}")
         outcome = check_default(args.check_one) if args.by == "default" else check_matrix(args.check_one, args.config)
+        if stop is not None:
+            outcome["lines"] = stop()
         print(json.dumps(outcome))
         return 0
     if args.list or args.show:
@@ -383,10 +475,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows, survivors = [], []
     judges = ("default", "matrix") if args.by == "both" else (args.by,)
     for model in args.models:
+        reached = reached_lines(model, args.config) if "default" in judges else None  # once per model and run
         for seed in args.seeds or [args.seed]:
             for by in judges:
                 row, lost = score(model, sample(model, args.mutants, seed), args.config, args.timeout, equivalents,
-                                  not args.quiet, by, seed)
+                                  not args.quiet, by, seed, reached if by == "default" else None)
                 rows.append(row)
                 survivors.extend(lost)
     print_table(rows)
