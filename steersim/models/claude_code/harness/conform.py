@@ -11,8 +11,6 @@ Exit 0 when nothing was found, 1 with findings, 2 on bad usage (or no installed 
 from __future__ import annotations
 
 import argparse
-import json
-import shutil
 import subprocess
 import time
 from collections.abc import Sequence
@@ -20,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from steersim.argtypes import output_file, output_folder, refuse_path_clashes
-from steersim.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION, ArgumentParser, UsageError
+from steersim.errors import ArgumentParser, UsageError
+from steersim.harness.cli_report import CliHarness
 from steersim.harness.finding import Finding
 from steersim.models.claude_code.harness import normalise
 from steersim.models.claude_code.harness.binary import Build, find_build
@@ -28,7 +27,6 @@ from steersim.models.claude_code.harness.causes import CAUSES, REPRO_DIR
 from steersim.models.claude_code.harness.judge import judge
 from steersim.models.claude_code.harness.runner import run
 from steersim.models.claude_code.harness.scenarios import NAMED, SCENARIOS, Scenario
-from steersim.traces.trace import write_trace
 
 SEAMS = (
     "model requests travel over HTTP and lines over stdout, so a request stands at the first `system/status "
@@ -88,78 +86,10 @@ def build_of(path: str | None) -> Build:
     return Build(binary, said.split()[0])
 
 
-def group(findings: list[Finding]) -> list[Finding]:
-    """One finding per root cause, shown by its simplest scenario (one of the fast subset, which races
-    nothing, before the others; then the shortest), listing every scenario that shows it."""
-    rank = {s.name: (not s.fast, len(s.steps), s.name) for s in SCENARIOS}
-    groups: dict[tuple[str, str], Finding] = {}
-    for finding in findings:
-        key = (finding.kind, finding.cause)
-        kept = groups.get(key)
-        names = (kept.scenarios if kept else []) + [finding.scenario]
-        if kept is None or rank[finding.scenario] < rank[kept.scenario]:
-            groups[key] = finding
-        groups[key].scenarios = names
-    order = {"defect": 0, "monitor": 1, "record": 2, "divergence": 3, "stalled": 4}
-    return sorted(groups.values(), key=lambda f: (order[f.kind], f.cause))
-
-
-def finding_json(finding: Finding) -> dict[str, Any]:
-    out = {**finding.to_json(), "cause": finding.cause, "scenario": finding.scenario, "position": finding.position,
-           "scenarios": sorted(finding.scenarios), "events": finding.steps}
-    out["reproduce"] = {"command": f"steersim conform claude-code --scenario '{finding.scenario}'"}
-    cause = CAUSES.get(finding.cause)
-    out["id"] = cause.id if cause else finding.cause
-    if cause is not None:
-        out.update(title=cause.title, explanation=cause.explanation, contract=cause.contract)
-        out["reproduce"]["standalone"] = f"python3 {REPRO_DIR / cause.repro}"
-    return out
-
-
-def plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
-
-
-def file_name(scenario: str) -> str:
-    return scenario.replace("/", "-")
-
-
-def write_report(directory: Path, report: dict[str, Any], runs: dict[str, Any], sessions: dict[str, Any]) -> None:
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / "findings.json").write_text(json.dumps(report, indent=2) + "\n")
-    for sub, table in (("runs", runs), ("sessions", sessions)):
-        (directory / sub).mkdir(exist_ok=True)
-        for name, item in table.items():
-            target = directory / sub / f"{file_name(name)}.jsonl"
-            normalise.write(item, target) if sub == "runs" else write_trace(target, item)
-    lines = [f"# Claude Code conformance: {report['target']['package']} {report['target']['version']}", "",
-             f"{plural(report['runs'], 'scenario')} in {report['seconds']:.1f} s; "
-             f"{plural(len(report['findings']), 'root cause')}.", ""]
-    if report["findings"]:
-        lines += ["| id | kind | property | scenarios | reproduction |", "|---|---|---|---|---|"]
-        for f in report["findings"]:
-            standalone = f["reproduce"].get("standalone")
-            how = f"repro/{Path(standalone.split()[-1]).name}" if standalone else f"`{f['reproduce']['command']}`"
-            lines.append(f"| {f['id']} | {f['kind']} | {f['property']} | {len(f['scenarios'])} | {how} |")
-        lines.append("")
-    for number, f in enumerate(report["findings"], 1):
-        lines += [f"## {number}. {f['id']} ({f['kind']}, {f['property']})", "", f.get("title", f["summary"]), ""]
-        if "explanation" in f:
-            lines += [f["explanation"], "", f"Contract: {f['contract']}", ""]
-        lines += [f"Shown by: {', '.join(f['scenarios'])}.", "", f"Judge: {f['summary']}", "",
-                  f"Reproduce: `{f['reproduce']['command']}`", ""]
-        if "standalone" in f["reproduce"]:
-            script = Path(f["reproduce"]["standalone"].split()[-1]).name
-            lines += [f"Standalone (public protocol only, exits 1 while it reproduces), from this folder: "
-                      f"`python3 repro/{script} --claude {report['target']['binary']}` (without `--claude` it "
-                      f"runs the pinned build of the installed steersim)", ""]
-    lines += ["## Seams", "", *(f"- {seam}" for seam in report["target"]["seams"]), ""]
-    (directory / "summary.md").write_text("\n".join(lines))
-    repros = sorted({CAUSES[f["cause"]].repro for f in report["findings"] if f["cause"] in CAUSES})
-    if repros:
-        (directory / "repro").mkdir(exist_ok=True)
-        for name in repros:
-            shutil.copyfile(REPRO_DIR / name, directory / "repro" / name)
+HARNESS = CliHarness(system="claude-code", title="Claude Code", flag="--claude",
+                     scenarios=SCENARIOS, causes=CAUSES, repro_dir=REPRO_DIR,
+                     kind_order={"defect": 0, "monitor": 1, "record": 2, "divergence": 3, "stalled": 4},
+                     write_run=normalise.write)
 
 
 def main(argv: Sequence[str]) -> int:
@@ -179,23 +109,9 @@ def main(argv: Sequence[str]) -> int:
             found += findings
     except KeyboardInterrupt:
         interrupted = True
-    findings = group(found)
+    findings = HARNESS.group(found)
     status = "interrupted" if interrupted else "violation" if findings else "ok"
     report = {"system": "claude-code", "target": {**build.to_json(), "seams": list(SEAMS)}, "status": status,
               "runs": len(runs), "seconds": round(time.monotonic() - started, 2),
-              "findings": [finding_json(f) for f in findings]}
-    if args.json:
-        Path(args.json).write_text(json.dumps(report, indent=2) + "\n")
-    if args.report:
-        write_report(Path(args.report), report, runs, sessions)
-    print(f"{report['target']['package']} {build.version}: {plural(len(runs), 'scenario')} in "
-          f"{report['seconds']:.1f} s, {plural(len(findings), 'root cause')}{' (interrupted)' if interrupted else ''}")
-    for f in report["findings"]:
-        print(f"  [{f['kind']}] {f['id']} ({f['property']}) x{len(f['scenarios'])}: {f.get('title', f['summary'])}")
-        print(f"      scenarios: {', '.join(f['scenarios'])}")
-        print(f"      reproduce: {f['reproduce']['command']}")
-        if "standalone" in f["reproduce"]:
-            print(f"      standalone: {f['reproduce']['standalone']}")
-    if interrupted:
-        return EXIT_INTERRUPTED
-    return EXIT_VIOLATION if findings else EXIT_OK
+              "findings": [HARNESS.finding_json(f) for f in findings]}
+    return HARNESS.conclude(report, args.json, args.report, runs, sessions, interrupted)

@@ -1,8 +1,9 @@
 """The recorded exchange with what differs from run to run taken out, so that two runs compare line by line.
 
-Claude Code's line uuids are random, its lines and transcript carry wall-clock times and durations, and
-each run has its own temporary folder. Each UUID becomes `uuid-<n>` by first sight (the session's and the
-harness's message uuids are fixed, so they keep their numbers), each time or duration a 0, the folder a
+Claude Code's line uuids are random, its lines and transcript carry wall-clock times and durations, each
+run has its own temporary folder, and each fresh config folder its own random device id (in the model
+requests' metadata). Each UUID becomes `uuid-<n>` by first sight (the session's and the harness's message
+uuids are fixed, so they keep their numbers), each time or duration a 0, the folder and the device id a
 placeholder, and keys are written sorted.
 """
 
@@ -17,6 +18,7 @@ from steersim.models.claude_code.harness.runner import Recording
 
 UUID = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![0-9A-Za-z])")
 FOLDER = re.compile(r"/[\w/.-]*steersim-claude-[\w]+")
+DEVICE_ID = re.compile(r'(?<="device_id":")[0-9a-f]{64}(?=")')
 TIME_KEYS = re.compile(r"(timestamp|_ms|Ms|duration\w*|_at|At)$")
 
 
@@ -35,7 +37,7 @@ class Normaliser:
         if TIME_KEYS.search(key) and isinstance(value, (int, float, str)) and not isinstance(value, bool):
             return 0
         if isinstance(value, str):
-            return FOLDER.sub("RUN", UUID.sub(self._uuid, value))
+            return DEVICE_ID.sub("DEVICE", FOLDER.sub("RUN", UUID.sub(self._uuid, value)))
         return value
 
 
