@@ -22,16 +22,17 @@ Columns: model, mutants, killed (of which by a model error or the timeout), equi
 unreached, the score killed / (mutants - equivalent), and the score (reached). The survivors follow,
 one line each.
 
-`--by default` scores the default check instead (`steersim check MODEL` at the model's defaults, which
-kills a mutant when it does not pass: a violation, an unreached property, a model error or the timeout),
+`--by default` scores the default check instead (`steersim check MODEL`: the model's defaults, then each
+reading its spec declares, which kills a mutant when one of them does not pass: a violation, an
+unreached property, a model error or the timeout),
 `--by both` scores each mutant by both, so the two columns show what a user's first check catches
-against the whole matrix. Much of a model's code runs only in a seeded bug variant or in a reading
-other than the default one, so no check at the defaults can kill a mutant there, although the matrix
+against the whole matrix. Some of a model's code runs only in a seeded bug variant or in a reading
+the default check leaves out, so the default check cannot kill a mutant there, although the matrix
 may. To show that apart, the unmutated default check runs once per model under line tracing of the
-model's own package, and a survivor none of whose changed lines it executed is unreached by the defaults:
-counted in `unreached`, marked so on its survivor line, and left out of `score (reached)`, killed /
-(mutants - equivalent - unreached). A mutant on such a line that the default check kills anyway (it breaks
-the import, say) counts as killed. Matrix rows show `-` in both columns.
+model's own package, and a survivor none of whose changed lines it executed is unreached by the
+default check: counted in `unreached`, marked so on its survivor line, and left out of `score
+(reached)`, killed / (mutants - equivalent - unreached). A mutant on such a line that the default
+check kills anyway (it breaks the import, say) counts as killed. Matrix rows show `-` in both columns.
 
 `--seeds 0,7` scores several samples in one run (one row per seed), so a
 fresh sample's score is reported beside seed 0's.
@@ -250,22 +251,37 @@ def load_equivalents() -> dict[str, str]:
 
 # ---------------------------------------------------------------------- one mutant, in a subprocess
 def check_default(model: str) -> dict[str, object]:
-    """Run the model's default check in this process (what `steersim check MODEL` runs): a mutant it
-    does not pass is killed."""
+    """Run the model's default check in this process (what `steersim check MODEL` runs: the defaults,
+    then each reading the model declares): a mutant it does not pass is killed."""
     from steersim.checking.engines import check
     from steersim.checking.explorer import CheckOptions
+    from steersim.checking.readings import check_reading
     from steersim.core.registry import get_model_spec
     from steersim.errors import UsageError
 
     spec = get_model_spec(model)
+    options = CheckOptions(engine=ENGINES.get(model, "auto"))
+    case = "default"
     try:
-        result = check(spec.build(spec.resolve({}, None), None), CheckOptions(engine=ENGINES.get(model, "auto")))
+        result = check(spec.build(spec.resolve({}, None), None), options)
+        checked = [("default", result)]
+        for reading in spec.readings if _passes(result) else ():
+            case = reading.label
+            checked.append((case, check_reading(spec, model, reading, options).result))
+            if not _passes(checked[-1][1]):
+                break
     except UsageError as error:
-        return {"killed": True, "by": "error", "case": "default", "detail": str(error).splitlines()[0][:160]}
-    broken = [p.name for p in result.properties if p.status in ("violated", "unreached")]
-    if result.status != "ok" or broken:
-        return {"killed": True, "by": "check", "case": "default", "detail": ", ".join(broken) or result.status}
-    return {"killed": False, "cases": 1}
+        return {"killed": True, "by": "error", "case": case, "detail": str(error).splitlines()[0][:160]}
+    case, result = checked[-1]
+    if not _passes(result):
+        broken = [p.name for p in result.properties if p.status in ("violated", "unreached")]
+        return {"killed": True, "by": "check", "case": case, "detail": ", ".join(broken) or result.status}
+    return {"killed": False, "cases": len(checked)}
+
+
+def _passes(result: object) -> bool:
+    return result.status == "ok" and not any(  # type: ignore[attr-defined]
+        p.status in ("violated", "unreached") for p in result.properties)  # type: ignore[attr-defined]
 
 
 def start_tracing(model: str, root: Path) -> Callable[[], dict[str, list[int]]]:
@@ -306,7 +322,7 @@ def start_tracing(model: str, root: Path) -> Callable[[], dict[str, list[int]]]:
 def reached_lines(model: str, config: Path) -> dict[str, frozenset[int]]:
     """The lines of the model's package that its unmutated default check executes, traced once in a
     subprocess as the mutants are checked. A surviving mutant none of whose lines are among them is
-    unreached by the defaults: no check at the defaults can kill it, whatever it checks."""
+    unreached by the default check: it cannot kill it, whatever it checks."""
     with tempfile.TemporaryDirectory(prefix="steersim-mutation-") as tmp:
         workdir = Path(tmp)
         shutil.copyfile(config, workdir / "matrix.toml")
@@ -406,7 +422,7 @@ def score(model: str, mutants: Sequence[Mutant], config: Path, timeout: float | 
                 killed += 1
                 by_other += outcome["by"] != "check"
             else:
-                mark = "" if reached is None or mutant.reached(reached) else "  (unreached by defaults)"
+                mark = "" if reached is None or mutant.reached(reached) else "  (unreached by the default check)"
                 unreached += bool(mark)
                 survivors.append(f"{model}  seed {seed}  {by}  {mutant.id}  (line {mutant.line}){mark}")
     judged = len(mutants) - equivalent

@@ -28,6 +28,7 @@ _EXPORTS = {
     "Bug": "steersim.core.registry",
     "ModelSpec": "steersim.core.registry",
     "Param": "steersim.core.registry",
+    "Reading": "steersim.core.registry",
     "CheckOptions": "steersim.checking.explorer",
     "CheckResult": "steersim.checking.explorer",
     "check": "steersim.checking.engines",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -105,12 +106,15 @@ def cmd_models(args: argparse.Namespace) -> int:
             print(f"  -p {param.name}={param.default!s:<12} {param.doc}")
         for bug, doc in spec.bugs.items():
             print(f"  --bug {bug}: {doc}")
+        for reading in spec.readings:
+            print(f"  reading {' '.join(f'-p {part}' for part in reading.assignments)}: {reading.doc}")
     return EXIT_OK
 
 
 def cmd_check(args: argparse.Namespace) -> int:
     from steersim.checking.engines import check, refusal
     from steersim.checking.explorer import CheckOptions, resume
+    from steersim.checking.readings import worst_exit_code
     from steersim.report.formats import check_json, check_junit, write_json
 
     if args.strategy not in ("bfs", "dfs"):
@@ -129,7 +133,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     refused = refusal(options, args.workers, args.dask)
     if refused is not None:
         raise UsageError(refused)
-    _, params, model = _build(args)
+    spec, params, model = _build(args)
     options.identity = {"model": args.model, "params": params, "bug": args.bug}
     if args.checkpoint or args.resume:
         from steersim.checking.source import source_digest
@@ -159,10 +163,11 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(line)
     print(f"{result.status}: {result.states:,} distinct states, {result.transitions:,} transitions, "
           f"depth {result.max_depth}, {result.seconds:.2f} s")
+    readings = _check_readings(args, spec, options, result) if _runs_readings(args, spec) else []
     if args.json:
-        write_json(args.json, check_json(result, params, args.bug, args.model))
+        write_json(args.json, check_json(result, params, args.bug, args.model, readings))
     if args.junit:
-        Path(args.junit).write_text(check_junit(result, args.bug))
+        Path(args.junit).write_text(check_junit(result, args.bug, readings))
     if args.traces:
         from steersim.report.artefacts import write_check_traces
 
@@ -181,7 +186,42 @@ def cmd_check(args: argparse.Namespace) -> int:
               "the model declares it not enabled by these parameters (--require-coverage); fix the model's "
               "kinds_not_enabled")
         return EXIT_VIOLATION
-    return result.exit_code
+    return worst_exit_code([result.exit_code, *(r.result.exit_code for r in readings)])
+
+
+def _runs_readings(args: argparse.Namespace, spec: Any) -> bool:
+    """Whether this check also explores the model's readings: only the default check does (no `-p`, no
+    bug variant), and only a check of one configuration's graph that ends here (not a checkpointed or
+    resumed one, not one exporting its graph)."""
+    plain = not (args.param or args.bug or args.defaults_only or args.checkpoint or args.resume or args.graph)
+    return plain and bool(spec.readings)
+
+
+def _check_readings(args: argparse.Namespace, spec: Any, options: Any, defaults: Any) -> list[Any]:
+    """Check each reading after the defaults; one line each, and for a reading that fails its failing
+    properties, their counterexamples and the command that checks it alone."""
+    from steersim.checking.explorer import INTERRUPTED
+    from steersim.checking.readings import check_readings
+
+    if defaults.status == INTERRUPTED:
+        return []
+    print(f"readings ({len(spec.readings)}; each alone: -p as shown; --defaults-only skips them):")
+    done = []
+    for checked in check_readings(spec, args.model, options, workers=args.workers, dask=args.dask):
+        done.append(checked)
+        result = checked.result
+        print(f"{result.status:>10}  {checked.reading.label}: {result.states:,} distinct states, "
+              f"{result.transitions:,} transitions, depth {result.max_depth}, {result.seconds:.2f} s")
+        failing = [p for p in result.properties if p.status in ("violated", "unreached")]
+        for prop in failing:
+            print(f"{prop.status:>20}  {prop.kind:<10} {prop.name}")
+        for prop in failing:
+            if prop.status == "violated" and prop.counterexample is not None:
+                _print_counterexample(prop, checked.model)
+        if failing or result.status != "ok":
+            args_text = " ".join(f"-p {shlex.quote(part)}" for part in checked.reading.assignments)
+            print(f"            check it alone: steersim check {args.model} {args_text}")
+    return done
 
 
 def _stopped_early(result: Any, keep_going: bool) -> str:
@@ -616,6 +656,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--junit", type=output_file, help="write JUnit XML here (one test case per property)")
     p.add_argument("--traces", type=output_folder, metavar="DIR",
                    help="write each counterexample and each sometimes-witness here as a trace and an SVG")
+    p.add_argument("--defaults-only", action="store_true",
+                   help="check the defaults alone, not also the readings the model declares (which a check "
+                        "without -p or --bug explores after the defaults)")
     p.add_argument("--require-coverage", action="store_true",
                    help="fail (exit 1) when an action kind the model declares never fired")
     p.set_defaults(run=cmd_check)

@@ -26,6 +26,20 @@ def test_default_configuration_holds(name):
     assert spec.params and all(p.doc for p in spec.params)
 
 
+READINGS = [pytest.param(name, reading, id=f"{name}-{reading.label}") for name, spec in SPECS.items()
+            for reading in spec.readings]
+
+
+@pytest.mark.parametrize(("name", "reading"), READINGS)
+def test_each_reading_the_default_check_explores_holds(name, reading):
+    """`steersim check MODEL` explores the readings after the defaults: each must pass there too."""
+    spec = SPECS[name]
+    result = check(spec.build(reading.params), CheckOptions())
+    bad = [(p.name, p.status, p.note) for p in result.properties if p.status not in ("holds", "reached")
+           and not (p.kind == "eventually" and p.status == "unknown")]
+    assert result.status == "ok", bad
+
+
 def maybe_slow(name: str, bug: str):
     """The teaching model's bugs run by default; the real systems' larger ones run in the slow set (their
     own test modules already catch each bug on a small configuration by default)."""

@@ -57,7 +57,10 @@ def test_check_exit_codes_and_reports(tmp_path, capsys):
     assert report["status"] == "ok" and report["states"] == 405
     assert {p["name"] for p in report["properties"]} >= {"no-lost-steers", "one-active-turn", "ordered-history",
                                                           "paired-tool-results"}
-    assert (tmp_path / "c.xml").read_text().count("<testcase") == len(report["properties"])
+    readings = report["readings"]
+    assert [r["params"] for r in readings] == [{"P": 1}, {"Q": 1}] and {r["status"] for r in readings} == {"ok"}
+    assert (tmp_path / "c.xml").read_text().count("<testcase") == \
+        len(report["properties"]) + sum(len(r["properties"]) for r in readings)
     code, out, _ = run_cli(capsys, "check", "teaching", "--bug", "no-skip-result", "--quiet",
                            "--junit", str(tmp_path / "b.xml"))
     assert code == 1 and "counterexample for paired-tool-results" in out

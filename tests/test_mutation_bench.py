@@ -43,13 +43,25 @@ def test_a_seed_list_is_read_and_a_bad_one_is_a_usage_error(capsys) -> None:
 
 
 def test_the_default_check_passes_the_unmutated_model_and_kills_a_mutant_it_catches(tmp_path: Path) -> None:
-    """The default check judges a mutant as `steersim check MODEL` would: the unmutated model passes, and
-    deleting the return of the agent's steer step fails a property at the defaults."""
-    assert mutation.check_default("teaching") == {"killed": False, "cases": 1}
+    """The default check judges a mutant as `steersim check MODEL` would: the unmutated model passes at the
+    defaults and its two readings, and deleting the return of the agent's steer step fails a property at
+    the defaults."""
+    assert mutation.check_default("teaching") == {"killed": False, "cases": 3}
     mutant = next(m for m in mutation.enumerate_mutants("teaching")
                   if m[0].id.endswith("TeachingModel._agent_action#delete12:del Return"))[0]
     outcome = mutation.run_mutant(mutant, "teaching", 120.0, tmp_path, "default")
     assert outcome["killed"] and outcome["by"] == "check" and outcome["case"] == "default"
+
+
+def test_a_mutant_of_code_only_a_reading_runs_is_killed_by_that_reading(tmp_path: Path) -> None:
+    """OpenClaw's defaults never run the Codex harness; its readings do, so the default check kills a
+    mutant there (a model boundary consumes no steer batch) in the first reading on runtime=codex."""
+    mutant = next(m for m, _ in mutation.enumerate_mutants("openclaw")
+                  if m.id == "steersim/models/openclaw/codex.py:boundary#delete1:del For")
+    reached = mutation.reached_lines("openclaw", ROOT / "pyproject.toml")
+    assert mutant.reached(reached)
+    outcome = mutation.run_mutant(mutant, "openclaw", 120.0, tmp_path, "default")
+    assert outcome["killed"] and outcome["by"] == "check" and outcome["case"] == "runtime=codex messages=1"
 
 
 def test_a_survivor_on_a_line_only_a_bug_variant_runs_is_unreached_by_the_defaults() -> None:
@@ -65,4 +77,4 @@ def test_a_survivor_on_a_line_only_a_bug_variant_runs_is_unreached_by_the_defaul
                                     "default", 0, reached)
     assert row[6:] == ["2", "1", "0%", "0%"]
     assert survivors[0].endswith(f"(line {guard.line})")
-    assert survivors[1].endswith(f"(line {variant_only.line})  (unreached by defaults)")
+    assert survivors[1].endswith(f"(line {variant_only.line})  (unreached by the default check)")

@@ -28,11 +28,12 @@ from tests.test_reduction import PoolModel
 
 
 def report(tmp_path: Path, *args: str) -> tuple[int, dict]:
-    """The exit code and the JSON report of `steersim check ARGS`, without its seconds."""
+    """The exit code and the JSON report of `steersim check ARGS`, without its seconds (nor its readings')."""
     out = tmp_path / "report.json"
     code = main(["check", *args, "--quiet", "--json", str(out)])
     data = json.loads(out.read_text())
-    data.pop("seconds")
+    for checked in (data, *data.get("readings", ())):
+        checked.pop("seconds")
     return code, data
 
 

@@ -93,8 +93,8 @@ class Reproductions(_ModelDirective):
 
 
 class ModelParameters(_ModelDirective):
-    """A model's parameters (the readings of its system's ambiguities among them) and bug variants, from its
-    `ModelSpec`, as `steersim models` prints them."""
+    """A model's parameters (the readings of its system's ambiguities among them), bug variants and the
+    readings its default check explores, from its `ModelSpec`, as `steersim models` prints them."""
 
     def run(self) -> list[nodes.Node]:
         from steersim.core.registry import get_model_spec
@@ -105,7 +105,11 @@ class ModelParameters(_ModelDirective):
                  + "\n".join(rows))
         bugs = [f"- ``{b.name}``: {_rst_text(b.doc)}" + (f" (caught by ``{b.caught_by}``)" if b.caught_by else "")
                 for b in spec.variants]
-        return self._parse(f"{_rst_text(spec.doc)}.\n\n{table}\n\nBug variants (``--bug``):\n\n" + "\n".join(bugs))
+        readings = [f"- ``{reading.label}``: {_rst_text(reading.doc)}" for reading in spec.readings]
+        explored = ("\n\nReadings that ``steersim check`` explores after the defaults:\n\n" + "\n".join(readings)
+                    if readings else "")
+        return self._parse(f"{_rst_text(spec.doc)}.\n\n{table}\n\nBug variants (``--bug``):\n\n" + "\n".join(bugs)
+                           + explored)
 
 
 # the fields of the systems' cause records (causes.py, rootcause.py), in the order a reader wants them

@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass, replace
 
-from steersim import Action, Always, Bug, Event, ModelBase, ModelSpec, Param, Sometimes
+from steersim import Action, Always, Bug, Event, ModelBase, ModelSpec, Param, Reading, Sometimes
 
 CHAIN = "chat"
 
@@ -77,4 +77,5 @@ SPEC = ModelSpec(
     bugs=(Bug("silent-drop", "the dropped steer is never reported as failed", "no-lost-steers", {"Q": 1}),
           Bug("newest-first", "queued steers are applied newest first", "ordered-history")),
     factory=DropOldest,
+    readings=(Reading({"Q": 1}, "a queue of one, so that nearly every steer drops the one before it"),),
 )

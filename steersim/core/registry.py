@@ -108,6 +108,33 @@ class Bug:
 
 
 @dataclass(frozen=True)
+class Reading:
+    """A documented alternative to some of the defaults (another reading of what the system does, another
+    setting its users choose), which `steersim check MODEL` explores after the defaults. One configuration
+    runs only the code of its own reading; the readings bring the rest of the model's code, and what the
+    properties say about it, into a user's first check. Each must pass and take seconds."""
+
+    params: Mapping[str, Any]
+    doc: str
+
+    @property
+    def assignments(self) -> tuple[str, ...]:
+        """The reading as the `-p` assignments that check it alone, e.g. `mode=collect`, `routes=2`."""
+        return tuple(f"{key}={_shown(value)}" for key, value in self.params.items())
+
+    @property
+    def label(self) -> str:
+        return " ".join(self.assignments)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"params": dict(self.params), "doc": self.doc}
+
+
+def _shown(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+@dataclass(frozen=True)
 class ModelSpec:
     """How to build a model: its parameters with defaults, its named bug variants (`Bug` records) and a
     factory taking validated parameters and the bug variant (a ModelBase subclass is one). The records,
@@ -121,6 +148,7 @@ class ModelSpec:
     params: tuple[Param, ...]
     bugs: Sequence[Bug] | Mapping[str, str]  # given: the records; once built: the view name -> doc
     factory: Callable[[Mapping[str, Any], str | None], Model | ModelBase]
+    readings: Sequence[Reading] = ()
     variants: tuple[Bug, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -133,6 +161,22 @@ class ModelSpec:
             raise ValueError(f"model {self.name!r} names bug variant {twice[0]!r} twice")
         object.__setattr__(self, "variants", variants)
         object.__setattr__(self, "bugs", MappingProxyType({bug.name: bug.doc for bug in variants}))
+        object.__setattr__(self, "readings", tuple(self.readings))
+        for reading in self.readings:
+            self._check_reading(reading)
+
+    def _check_reading(self, reading: Reading) -> None:
+        """A reading the parameters refuse would fail every default check: refuse it where it is declared."""
+        if not isinstance(reading, Reading) or not reading.params:
+            raise ValueError(f"model {self.name!r}: readings is a sequence of Reading(params, doc), each setting "
+                             f"at least one parameter, not {reading!r}")
+        try:
+            resolved = self.resolve(reading.params)
+        except UsageError as refused:
+            raise ValueError(f"model {self.name!r}: reading {reading.label!r}: {refused}") from None
+        if all(resolved[p.name] == p.default for p in self.params if p.name in reading.params):
+            raise ValueError(f"model {self.name!r}: reading {reading.label!r} sets only defaults; the default "
+                             "check runs them already")
 
     @property
     def bug_catchers(self) -> dict[str, str]:
@@ -202,6 +246,7 @@ class ModelSpec:
             "doc": self.doc,
             "params": [p.to_json() for p in self.params],
             "bugs": [bug.to_json() for bug in self.variants],
+            "readings": [reading.to_json() for reading in self.readings],
         }
 
 

@@ -7,17 +7,21 @@ import json
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from steersim.checking.explorer import CheckResult
 from steersim.interrupts import INTERRUPTED
 
+if TYPE_CHECKING:
+    from steersim.checking.readings import ReadingCheck
+
 
 def check_json(result: CheckResult, params: Mapping[str, Any], bug: str | None,
-               reference: str | None = None) -> dict[str, Any]:
+               reference: str | None = None, readings: Sequence[ReadingCheck] = ()) -> dict[str, Any]:
     """The `check --json` report. `reference` is the model as the command named it (a registered name,
     path/to/file.py:SPEC, package.module:SPEC), which `diagram` builds the model from; `model` is the
-    model's own name, for people."""
+    model's own name, for people. The top level is the defaults' check, as before readings existed; a
+    default check adds `readings`, each reading's own check (the exit code is the worst of them all)."""
     return {
         "model": result.model,
         **({"reference": reference} if reference is not None else {}),
@@ -31,6 +35,7 @@ def check_json(result: CheckResult, params: Mapping[str, Any], bug: str | None,
         "notes": result.notes,
         "properties": [p.to_json() for p in result.properties],
         "coverage": result.coverage.to_json(),
+        **({"readings": [r.to_json() for r in readings]} if readings else {}),
     }
 
 
@@ -61,8 +66,19 @@ def junit_xml(suite: str, cases: list[tuple[str, str, str, str]], seconds: float
     return ET.tostring(root, encoding="unicode") + "\n"
 
 
-def check_junit(result: CheckResult, bug: str | None) -> str:
+def check_junit(result: CheckResult, bug: str | None, readings: Sequence[ReadingCheck] = ()) -> str:
+    """One test case per property of the check, and per property of each reading's check (named
+    `property[reading]`)."""
     suite = f"steersim.{result.model}" + (f"[{bug}]" if bug else "")
+    cases = _junit_cases(result, suite, "")
+    for checked in readings:
+        cases += _junit_cases(checked.result, suite, f"[{checked.reading.label}]")
+    seconds = result.seconds + sum(checked.result.seconds for checked in readings)
+    interrupted = INTERRUPTED in (result.status, *(checked.result.status for checked in readings))
+    return junit_xml(suite, cases, seconds, interrupted=interrupted)
+
+
+def _junit_cases(result: CheckResult, suite: str, suffix: str) -> list[tuple[str, str, str, str]]:
     cases = []
     for prop in result.properties:
         message = prop.note
@@ -72,5 +88,5 @@ def check_junit(result: CheckResult, bug: str | None) -> str:
             message += "\ncounterexample:\n" + steps
         elif prop.status == "unreached":
             message = f"{prop.doc}: never reached"
-        cases.append((prop.name, f"{suite}.{prop.kind}", prop.status, message))
-    return junit_xml(suite, cases, result.seconds, interrupted=result.status == INTERRUPTED)
+        cases.append((prop.name + suffix, f"{suite}.{prop.kind}", prop.status, message))
+    return cases

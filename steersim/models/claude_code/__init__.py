@@ -4,7 +4,7 @@ model; `harness.conform` checks the pinned `@anthropic-ai/claude-code` build aga
 
 from steersim.core.registry import ModelSpec
 from steersim.models.claude_code.model import ClaudeCodeModel
-from steersim.models.claude_code.spec import BUGS, PARAMS
+from steersim.models.claude_code.spec import BUGS, PARAMS, READINGS
 
 SPEC = ModelSpec(
     name="claude-code",
@@ -12,6 +12,7 @@ SPEC = ModelSpec(
         "a tool result or starting a turn of their own, interrupts, and the Bash tool",
     params=PARAMS,
     bugs=BUGS,
+    readings=READINGS,
     factory=ClaudeCodeModel,
 )
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from itertools import combinations
 from typing import Any
 
-from steersim.core.registry import Bug, Param
+from steersim.core.registry import Bug, Param, Reading
 
 PRIORITIES = ("now", "next", "later", "default")
 
@@ -72,3 +72,11 @@ def kinds_not_enabled(params: Mapping[str, Any]) -> dict[str, str]:
     if "now" not in priorities(params):
         out["cli.stop_for_now"] = "priorities with now"
     return out
+
+READINGS = (
+    Reading({"cancel_queued": True}, "interrupts cancel the queued messages too, as the SDK's Stop does"),
+    Reading({"batch_turn_start": False}, "a starting turn takes only the oldest waiting message"),
+    Reading({"now_during_tool": "stops"}, "a `now` message ends a running Bash command at once"),
+    Reading({"priorities": "now,next,later,default", "default_priority": "later"},
+            "messages may omit the priority, and the session's own default is `later`"),
+)

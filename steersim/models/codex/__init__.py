@@ -3,7 +3,7 @@
 
 from steersim.core.registry import ModelSpec
 from steersim.models.codex.model import CodexModel
-from steersim.models.codex.spec import BUGS, PARAMS
+from steersim.models.codex.spec import BUGS, PARAMS, READINGS
 
 SPEC = ModelSpec(
     name="codex",
@@ -11,6 +11,7 @@ SPEC = ModelSpec(
         "exec_command, and where an accepted steer enters the thread",
     params=PARAMS,
     bugs=BUGS,
+    readings=READINGS,
     factory=CodexModel,
 )
 

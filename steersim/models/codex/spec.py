@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from steersim.core.registry import Bug, Param
+from steersim.core.registry import Bug, Param, Reading
 
 PARAMS = (
     Param("turns", 2, "turn/start requests the client sends", low=1, high=3),
@@ -78,3 +78,16 @@ def kinds_not_enabled(params: Mapping[str, Any]) -> dict[str, str]:
     sends only well-formed ones (each bad steer triples the client's choices, which the default
     check still affords)."""
     return {} if params["bad_steers"] else {"client.bad_steer": "bad_steers=true"}
+
+READINGS = (
+    Reading({"bad_steers": False, "tool_on_interrupt": "stops"},
+            "a command running at turn/interrupt completes before turn/completed"),
+    Reading({"bad_steers": False, "interrupt_pending": "carry"},
+            "accepted steers not yet written at turn/interrupt wait for the next turn/start"),
+    Reading({"bad_steers": False, "preempt_stream": False},
+            "a steer waits for the model's response to end instead of cutting its stream"),
+    Reading({"bad_steers": False, "start_while_active": "reject"},
+            "turn/start while a turn is active is refused instead of adding its input to that turn"),
+    Reading({"bad_steers": False, "cautious_interrupt": True},
+            "the client interrupts only once every acknowledged steer has its userMessage item"),
+)

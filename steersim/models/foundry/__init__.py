@@ -4,13 +4,14 @@ real `azure-ai-agentserver-core` package against it."""
 
 from steersim.core.registry import ModelSpec
 from steersim.models.foundry.model import FoundryModel
-from steersim.models.foundry.spec import BUGS, PARAMS
+from steersim.models.foundry.spec import BUGS, PARAMS, READINGS
 
 SPEC = ModelSpec(
     name="foundry",
     doc="Foundry steerable chains: queued starts, cooperative cancel, If-Match, bounded queue, crash recovery",
     params=PARAMS,
     bugs=BUGS,
+    readings=READINGS,
     factory=FoundryModel,
 )
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from steersim.core.registry import Bug, Param
+from steersim.core.registry import Bug, Param, Reading
 
 PACKAGE_QUEUE_CAP = 9  # _DEFAULT_MAX_PENDING_STEERING in azure/ai/agentserver/core/tasks/_decorator.py
 
@@ -104,3 +104,16 @@ def kinds_not_enabled(params: Mapping[str, Any]) -> dict[str, str]:
     if params["shutdowns"]:
         return {}
     return dict.fromkeys(("handler.exit_for_recovery", "process.shutdown", "process.stop"), "shutdowns=1 or more")
+
+READINGS = (
+    Reading({"promote_during_shutdown": True, "deferred_outcome": "TaskCancelled"},
+            "a turn ending during a graceful shutdown promotes the queue head, and exit_for_recovery's handle gets "
+            "TaskCancelled, as its docstring alone says"),
+    Reading({"steerable": False, "surface": "responses"},
+            "a non-steerable chain on the Responses host: a concurrent POST /responses answers 409"),
+    Reading({"precancel_if_successors": False, "last_input_id_advances_on": "execute",
+             "explicit_cancel_outcome": "always_cancelled"},
+            "the other readings of ctx.cancel at promotion, of last_input_id and of TaskRun.cancel()'s outcome"),
+    Reading({"callers": 3, "callers_in_order": False, "surface": "responses"},
+            "the Responses host with callers in any order, so the queue's HTTP replies meet every order of inputs"),
+)

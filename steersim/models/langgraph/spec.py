@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from steersim.core.registry import Bug, Param
+from steersim.core.registry import Bug, Param, Reading
 from steersim.models.langgraph.state import ANY, STRATEGIES
 
 PARAMS = (
@@ -62,3 +62,12 @@ DEFAULT_TIMING: Mapping[str, Any] = {
     "worker.settle": {"dist": "lognormal", "median": 0.5, "sigma": 0.5},
     "stream.join": {"dist": "exponential", "mean": 1.0},
 }
+
+READINGS = tuple(
+    Reading({"runs": 3, "strategy": strategy, "stream_clients": False, "node_errors": False},
+            f"three runs, every creation with multitask_strategy={strategy}")
+    for strategy in ("reject", "enqueue", "interrupt", "rollback")
+) + (
+    Reading({"nodes": 2, "stream_clients": False, "interrupted_thread_status": "idle"},
+            "a graph of two nodes, and a thread that reads idle after an interrupted run"),
+)

@@ -3,7 +3,7 @@ its wire vocabulary, invariants, client obligations and a model-driven server fo
 
 from steersim.core.registry import ModelSpec
 from steersim.models.openai_ws.model import OpenAIWsModel
-from steersim.models.openai_ws.spec import BUGS, PARAMS
+from steersim.models.openai_ws.spec import BUGS, PARAMS, READINGS
 from steersim.models.openai_ws.state import WsState
 
 SPEC = ModelSpec(
@@ -12,6 +12,7 @@ SPEC = ModelSpec(
         "client-owned tools, steer queues, automatic and explicit successors, drops and reconnects",
     params=PARAMS,
     bugs=BUGS,
+    readings=READINGS,
     factory=OpenAIWsModel,
 )
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from steersim.core.registry import Bug, Param
+from steersim.core.registry import Bug, Param, Reading
 
 PARAMS = (
     Param("lanes", 1, "lanes (stream_id) the client uses, one response chain each", low=1, high=3),
@@ -148,3 +148,21 @@ def kinds_not_enabled(params: Mapping[str, Any]) -> dict[str, str]:
     if not params["response_failures"]:
         off["server.fail"] = "response_failures=true"
     return off
+
+# The other readings of the ambiguities (A1-A16), each without the follow-ups that the defaults send, which
+# only the lane queue needs: seconds in all.
+READINGS = (
+    Reading({"followups": 0, "interruption": "eager"}, "A2: a queued steer always interrupts at a boundary"),
+    Reading({"followups": 0, "interruption": "finish"}, "A2: the response always finishes first"),
+    Reading({"followups": 0, "batching": "one", "late_steer": "reject"},
+            "A1 and A3: one steer per successor, and a steer after the parent's terminal event fails"),
+    Reading({"followups": 0, "completed_steer": "successor", "waiting_steer": "queue", "response_failures": True},
+            "A4, A5 and A7: steers start automatic successors and queue behind tool output; responses may fail"),
+    Reading({"followups": 0, "steerable": False}, "R15: a root bound to a conversation refuses every steer"),
+    Reading({"steers": 2, "followups": 1, "invalid_input": True}, "A16: steers carrying a tool output are refused"),
+    Reading({"followups": 0, "stream_ids": "default", "sequence_scope": "connection"},
+            "A10: lane 0 is the default lane, and sequence_number counts per connection"),
+    Reading({"steers": 2, "hosted_tools": 2, "client_tools": 2, "followups": 0, "response_failures": True,
+             "failed_parent_code": "successor_creation_failed", "successor_failures": False},
+            "A7's other code, with hosted and client tools in every root"),
+)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from steersim.core.registry import Bug, Param
+from steersim.core.registry import Bug, Param, Reading
 from steersim.models.openclaw.queue_settings import DROP_ALIASES, MODE_ALIASES
 from steersim.models.openclaw.versions import PRESET, REFERENCE_VERSION, SKIP_TEXTS, VERSIONS
 
@@ -112,3 +112,33 @@ DEFAULT_TIMING: Mapping[str, Any] = {
     "tool.finish": {"dist": "lognormal", "median": 1.5, "sigma": 1.0},
     "codex.boundary": {"dist": "lognormal", "median": 3.0, "sigma": 0.5},
 }
+
+READINGS = (
+    Reading({"tool_execution": "sequential"}, "Agent toolExecution sequential: steering is polled before each launch"),
+    Reading({"tool_execution": "sequential", "stop_after_turn": True},
+            "sequential tools, and shouldStopAfterTurn answers true (a drained steer outranks it)"),
+    Reading({"layer": "agent", "steering_mode": "all"},
+            "the bare Agent (one Agent.prompt, nothing after), draining every steer at once"),
+    Reading({"version": "2026.9.6", "mode": "followup", "abort": True, "agent_follow_ups": 1},
+            "the newer build, whose aborted run puts drained messages back at the front of their queues"),
+    Reading({"blocked_call": 0, "agent_follow_ups": 1, "end_listener_window": True},
+            "a beforeToolCall preflight blocks a call, a message waits in Agent.followUp, and a steer may land "
+            "while agent_end listeners run"),
+    Reading({"tool_execution": "sequential", "blocked_call": 0, "agent_follow_ups": 1, "end_listener_window": True},
+            "the same, with sequential tools"),
+    Reading({"mode": "followup", "cap": 1}, "the follow-up queue, full at one message: overflow is summarised"),
+    Reading({"mode": "followup", "follow_up_mode": "all", "debounce_ms": 0, "cap": 1, "drop": "old"},
+            "the follow-up queue drained at once and whole, dropping the oldest message when full"),
+    Reading({"mode": "followup", "cap": 1, "drop": "new"}, "a full follow-up queue refuses the new message"),
+    Reading({"mode": "followup", "abort": True}, "the follow-up queue, and the user may abort (/stop) the run"),
+    Reading({"mode": "collect", "routes": 2, "messages": 4}, "collect coalesces queued messages, per route"),
+    Reading({"mode": "collect", "tool_execution": "sequential"}, "collect, with sequential tools"),
+    Reading({"mode": "interrupt"}, "a new message aborts the active run and starts its own"),
+    Reading({"mode": "interrupt", "tool_execution": "sequential"}, "interrupt, with sequential tools"),
+    Reading({"runtime": "codex", "messages": 1}, "the native Codex app-server harness, one message batched in a "
+            "quiet window (more than one meets the documented ordering defect the matrix records)"),
+    Reading({"runtime": "codex", "messages": 1, "codex_debounce_ms": 0},
+            "the Codex harness with no quiet window: each message goes out as its own turn/steer"),
+    Reading({"runtime": "codex", "codex_turn_kind": "review"}, "a Codex review turn, which refuses steering"),
+    Reading({"runtime": "codex", "codex_turn_kind": "compact"}, "a Codex compaction turn, which refuses steering"),
+)

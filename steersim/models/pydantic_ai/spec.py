@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from steersim.core.registry import Bug, Param
+from steersim.core.registry import Bug, Param, Reading
 from steersim.models.pydantic_ai.state import ANY, PRIORITIES
 
 PARAMS = (
@@ -73,3 +73,8 @@ def kinds_not_enabled(params: Mapping[str, Any]) -> dict[str, str]:
     if params["tool_calls"] == 0 or params["tool_rounds"] == 0:
         off["tool.start"] = off["tool.return"] = "tool_calls>=1, tool_rounds>=1"
     return off
+
+READINGS = (
+    Reading({"cancelled_queue": "carried"}, "messages still queued at cancel() are delivered by the next run"),
+    Reading({"reprioritise": True}, "the client may set_enqueue_priority of a queued message"),
+)

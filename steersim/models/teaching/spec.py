@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from steersim.core.registry import Bug, Param
+from steersim.core.registry import Bug, Param, Reading
 
 PARAMS = (
     Param("K", 3, "tool calls per turn", low=1, high=15),
@@ -34,3 +34,8 @@ DEFAULT_TIMING: Mapping[str, Any] = {
     "agent.model_call": {"dist": "lognormal", "median": 3.0, "sigma": 0.5},
     "tool.finish": {"dist": "lognormal", "median": 1.5, "sigma": 1.0},
 }
+
+READINGS = (
+    Reading({"P": 1}, "calls run one at a time (a sequential tool runner), so a steer can skip calls not yet begun"),
+    Reading({"Q": 1}, "a queue of one: the second steer of a turn finds it full and is rejected"),
+)
