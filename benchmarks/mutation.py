@@ -72,6 +72,8 @@ TARGETS: dict[str, tuple[str, ...]] = {
                  "steersim/models/openclaw/gateway.py", "steersim/models/openclaw/codex.py"),
     "codex": ("steersim/models/codex/model.py", "steersim/models/codex/facts.py"),
     "langgraph": ("steersim/models/langgraph/model.py", "steersim/models/langgraph/facts.py"),
+    "claude-code": ("steersim/models/claude_code/model.py", "steersim/models/claude_code/facts.py"),
+    "pydantic-ai": ("steersim/models/pydantic_ai/model.py", "steersim/models/pydantic_ai/facts.py"),
 }
 ENGINES = {"teaching": "generic"}
 # Not transition code: the properties judge the model, and the rest are hooks the matrix never runs.
