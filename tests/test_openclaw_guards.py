@@ -29,6 +29,8 @@ GUARDS = [
     ({"mode": "followup", "cap": 1, "drop": "old"}, {"cap": 20}, "cap-evicts-oldest"),
     ({"mode": "followup", "cap": 1, "drop": "new"}, {"cap": 20}, "cap-rejects-newest"),
     ({"runtime": "codex"}, {"runtime": "agent-core"}, "codex-consumes-steer"),
+    ({}, {"layer": "agent"}, "session-continues-steer"),
+    ({"end_listener_window": True}, {"end_listener_window": False}, "steer-lands-in-end-listeners"),
 ]
 
 
