@@ -16,6 +16,7 @@ from steersim.core.model import Action, Always, Event, Property, Sometimes
 from steersim.models.openclaw import events as E
 from steersim.models.openclaw.agent_core import NEW, RUNNING
 from steersim.models.openclaw.config import Config, route_of
+from steersim.models.openclaw.enabled import kinds_not_enabled
 from steersim.models.openclaw.state import ENDING, IDLE, START, Ended, Lifecycle, OpenClawState
 
 EventsOf = Callable[[OpenClawState, Action], Sequence[Event]]
@@ -325,6 +326,13 @@ def properties(cfg: Config, events_of: EventsOf) -> list[Property]:
                             step=lambda s, a, t: not (a.kind == "gateway.drain" and not s.quiet),
                             kinds=("gateway.drain",),
                             doc="the follow-up queue drains only after the debounce window"))
+    off = kinds_not_enabled(cfg)
+    if off:
+        props.append(Always("switched-off-stays-off", step=lambda s, a, t: a.kind not in off, kinds=tuple(off),
+                            doc="no step is of a kind the configuration switches off (`kinds_not_enabled`: the "
+                                "other runtime or tool executor, an abort, compaction, the agent_end listener "
+                                "window, the session's post-run, the follow-up queue in steer mode): a knob "
+                                "that is off keeps its behaviour off"))
     props += _vacuity_guards(cfg)
     return props
 
