@@ -56,17 +56,7 @@ class IdleAfterDelivery(TeachingModel):
         return t._replace(phase=IDLE) if a.kind == "agent.clear" and s.pend else t
 
 
-class SkipUncounted(TeachingModel):
-    """The skip emits each skipped call's result but records none: the turn reaches its boundary with calls
-    that, by the agent's own count, have no result."""
-
-    def next_state(self, s, a):
-        t = super().next_state(s, a)
-        return t._replace(nres=s.nres) if a.kind == "agent.skip" else t
-
-
 @pytest.mark.parametrize(("model", "caught_by"), [
-    (SkipUncounted, "one-result-per-call"),
     (LaunchWithoutStart, "truthful-results"),
     (SkipReadAsReal, "truthful-results"),
     (StatusSwapped, "status-tells-steered"),
@@ -147,12 +137,3 @@ def test_a_completed_turn_reported_steered_is_caught_by_both_engines(engine: str
     result = check(TeachingModel(3, 3, 2, 3, "completed-turn-reported-steered"),
                    CheckOptions(keep_going=True, engine=engine))
     assert {p.name: p.status for p in result.properties}["status-tells-steered"] == "violated"
-
-
-@pytest.mark.parametrize("engine", ["generic", "auto"])
-def test_a_skip_of_launched_calls_is_caught_by_both_engines(engine: str) -> None:
-    """The seeded variant: a steer's skip also gives the calls already launched a result, so they have two."""
-    result = check(TeachingModel(3, 3, 2, 3, "skip-hits-launched"), CheckOptions(keep_going=True, engine=engine))
-    assert {p.name: p.status for p in result.properties}["one-result-per-call"] == "violated"
-    assert {p.name: p.status for p in check(TeachingModel(3, 3, 2, 3), CheckOptions(engine=engine)).properties}[
-        "one-result-per-call"] == "holds"

@@ -129,8 +129,7 @@ class TeachingModel:
             return _new(TeachingState, (LAUNCH, 0, 0, 0, False, pend, sent, rej, q, hist, nres, calls, ress))
         if kind == "agent.skip":
             if self.bug != "no-skip-result":
-                first = 0 if self.bug == "skip-hits-launched" else nl
-                nres = nres[:first] + tuple(x + 1 for x in nres[first:])
+                nres = nres[:nl] + tuple(x + 1 for x in nres[nl:])
             return _new(TeachingState, (phase, self.K, c, nl, True, pend, sent, rej, q, hist, nres, calls, ress))
         if kind == "agent.launch":
             return _new(TeachingState, (phase, i + 1, c, nl + 1, intr, pend, sent, rej, q, hist, nres,
@@ -224,7 +223,7 @@ class TeachingModel:
                 return [Event("agent", "agent", "batch.skip", {"from": call_id(s.nl)})]
             return [
                 Event("agent", f"tool:{call_id(j)}", "tool.skipped", {"call": call_id(j), "result": SKIP_TEXT})
-                for j in range(0 if self.bug == "skip-hits-launched" else s.nl, self.K)
+                for j in range(s.nl, self.K)
             ]
         if kind == "agent.launch":
             call = call_id(a.args[0])

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from steersim.core.model import Action, Always, Property, Sometimes
-from steersim.models.teaching.state import CLEAR, IDLE, MODEL, TeachingState
+from steersim.core.model import Always, Property, Sometimes
+from steersim.models.teaching.state import CLEAR, IDLE, MODEL
 
 
 def properties(params: Mapping[str, Any], bug: str | None = None) -> list[Property]:
@@ -18,12 +18,6 @@ def properties(params: Mapping[str, Any], bug: str | None = None) -> list[Proper
             "steer-before-launch",
             step=lambda s, a, t: not (a.kind == "agent.launch" and s.q), kinds=("agent.launch",),
             doc="a steer pending at a launch checkpoint suppresses that launch",
-        ),
-        Always(
-            "one-result-per-call",
-            step=_one_result_per_call, kinds=("agent.collect", "agent.deliver"),
-            doc="every call of a turn has exactly one result, its own or the skip's, when the agent collects it "
-                "and when the turn reaches its boundary (the Promela twin's assertions on nres)",
         ),
         Always(
             "delivered-steers-called",
@@ -48,14 +42,6 @@ def properties(params: Mapping[str, Any], bug: str | None = None) -> list[Proper
             doc="the user sends at most N steers: the check explores the environment its parameters name",
         ),
     ]
-
-
-def _one_result_per_call(s: TeachingState, a: Action, t: TeachingState) -> bool:
-    """A collected call has had one result, counting a synthetic one (so a call both skipped and launched
-    shows as two); at the boundary every call of the turn has one, so none is left without a result."""
-    if a.kind == "agent.collect":
-        return t.nres[a.args[0]] == 1
-    return all(n == 1 for n in s.nres)
 
 
 def behaviour_guards(params: Mapping[str, Any]) -> list[Property]:

@@ -20,8 +20,6 @@ BUGS = (
     Bug("lost-at-boundary", "a steer that arrives between reading the queue into the history and clearing it is lost",
         "no-lost-steers"),
     Bug("no-skip-result", "calls skipped because of a pending steer get no result", "paired-tool-results"),
-    Bug("skip-hits-launched", "a pending steer gives a skip result to every call of the turn, also to those already "
-        "launched, which then get their own result as well", "one-result-per-call"),
     Bug("launch-after-steer", "the launch does not check the queue, so calls launch with a steer pending",
         "steer-before-launch"),
     Bug("completed-turn-reported-steered", "a turn whose calls all ran ends 'steered' when steers were delivered at "

@@ -40,9 +40,9 @@ class TeachingKernel:
     """Columns: the scalars of `TeachingState` (phase as its index in PHASES) and the queue and history
     lengths, then the slots q[Q], hist[N], nres[K], calls[K], ress[K]."""
 
-    properties = frozenset(("steer-before-launch", "one-result-per-call", "delivered-steers-called",
-                            "steer-skips-a-call", "steer-delivered-mid-run", "turn-completes",
-                            "steer-wakes-idle-agent", "steer-rejected", "calls-in-parallel", "within-parameters"))
+    properties = frozenset(("steer-before-launch", "delivered-steers-called", "steer-skips-a-call",
+                            "steer-delivered-mid-run", "turn-completes", "steer-wakes-idle-agent", "steer-rejected",
+                            "calls-in-parallel", "within-parameters"))
 
     def __init__(self, model: TeachingModel) -> None:
         self.model = model
@@ -187,8 +187,7 @@ class TeachingKernel:
         t = rows[src].copy()
         t[:, c["i"]] = K
         t[:, c["intr"]] = 1
-        first = t[:, c["nl"]] * (self.model.bug != "skip-hits-launched")  # the bug skips from the first call
-        unlaunched = np.arange(K)[None, :] >= first[:, None]
+        unlaunched = np.arange(K)[None, :] >= t[:, c["nl"]][:, None]
         if self.model.bug == "no-skip-result":
             facts = np.zeros((len(src), 0), dtype=np.int64)
         else:
@@ -215,9 +214,7 @@ class TeachingKernel:
         t[every, self.nres0 + call] += 1
         t[every, self.ress0 + call] = 0
         t[:, c["c"]] += 1
-        broken = {"one-result-per-call": t[every, self.nres0 + call] != 1}
-        return self._batch(src, position, "agent", "agent.collect", t, (self.code["collected"] + call)[:, None],
-                           broken)
+        return self._batch(src, position, "agent", "agent.collect", t, (self.code["collected"] + call)[:, None])
 
     def _deliver(self, rows: np.ndarray, src: np.ndarray, position: np.ndarray, phase: str) -> StepBatch:
         """`agent.deliver` (to CLEAR: the queue is read into the history, and removed at the clear) and
@@ -233,9 +230,7 @@ class TeachingKernel:
             t[has, self.h0 + hlen[has] + k] = queued[has, k]
         t[:, c["hlen"]] += qlen.astype(t.dtype)
         t[:, c["phase"]] = CODE[phase]
-        broken: dict[str, np.ndarray] = {}
         if phase == CLEAR:
-            broken["one-result-per-call"] = (t[:, self.nres0: self.calls0] != 1).any(axis=1)
             t[:, c["pend"]] = qlen
             t[:, self.nres0: self.calls0] = 0
         else:
@@ -244,7 +239,7 @@ class TeachingKernel:
         pairs = np.stack([self.code["applied"] + queued - 1, self.code["appended"] + queued - 1], axis=2)
         facts = np.where(present[:, :, None], pairs, -1).reshape(len(src), 2 * Q)
         kind = "agent.deliver" if phase == CLEAR else "agent.wake"
-        return self._batch(src, position, "agent", kind, t, facts, broken)
+        return self._batch(src, position, "agent", kind, t, facts)
 
     def _clear(self, rows: np.ndarray, src: np.ndarray, position: np.ndarray) -> StepBatch:
         c, Q = self.col, self.model.Q
