@@ -29,6 +29,8 @@ GUARDS = [
     ({"mode": "followup", "cap": 1, "drop": "old"}, {"cap": 20}, "cap-evicts-oldest"),
     ({"mode": "followup", "cap": 1, "drop": "new"}, {"cap": 20}, "cap-rejects-newest"),
     ({"runtime": "codex"}, {"runtime": "agent-core"}, "codex-consumes-steer"),
+    ({}, {"layer": "agent"}, "session-continues-steer"),
+    ({"end_listener_window": True}, {"end_listener_window": False}, "steer-lands-in-end-listeners"),
 ]
 
 
@@ -59,3 +61,21 @@ def test_one_start_one_end_judges_the_emitted_start_event(monkeypatch):
     monkeypatch.setitem(openclaw_model.RUNTIME_HANDLERS, "tool.start", start_without_event)
     _, mutated = checking.verdicts(SPEC, {})
     assert mutated["one-start-one-end"].status == "violated"
+
+
+@pytest.mark.parametrize("bug", [None, "streaming-through-agent-end"])
+def test_a_listener_window_that_is_off_never_opens(bug):
+    """The seeded variant keeps the Agent streaming through agent_end with end_listener_window off: the
+    run.finish step it takes is of a kind that configuration switches off."""
+    _, props = checking.verdicts(SPEC, {}, bug)
+    assert props["switched-off-stays-off"].status == ("violated" if bug else "holds")
+
+
+def test_compaction_that_is_off_never_runs(monkeypatch):
+    """A turn's end that compacts with compaction off: the same property sees the run.compact step."""
+    def end_turn_compacting(cfg, st):
+        openclaw_model.core.end_turn(dataclasses.replace(cfg, compaction=True), st)
+
+    monkeypatch.setitem(openclaw_model.RUNTIME_HANDLERS, "turn.end", end_turn_compacting)
+    _, props = checking.verdicts(SPEC, {})
+    assert props["switched-off-stays-off"].status == "violated"

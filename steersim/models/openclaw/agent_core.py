@@ -57,7 +57,7 @@ def request_model(cfg: Config, st: Step) -> None:
 
 def end_run(cfg: Config, st: Step) -> None:
     """After agent_end: idle at once, or first through the window in which agent_end listeners run."""
-    if cfg.end_listener_window:
+    if cfg.end_listener_window or cfg.bug == "streaming-through-agent-end":
         st.phase = ENDING
     else:
         finish_run(cfg, st)

@@ -16,7 +16,8 @@ from steersim.core.model import Action, Always, Event, Property, Sometimes
 from steersim.models.openclaw import events as E
 from steersim.models.openclaw.agent_core import NEW, RUNNING
 from steersim.models.openclaw.config import Config, route_of
-from steersim.models.openclaw.state import IDLE, START, Ended, Lifecycle, OpenClawState
+from steersim.models.openclaw.enabled import kinds_not_enabled
+from steersim.models.openclaw.state import ENDING, IDLE, START, Ended, Lifecycle, OpenClawState
 
 EventsOf = Callable[[OpenClawState, Action], Sequence[Event]]
 """The native events of the step (state, action): `OpenClawModel.events_of`."""
@@ -325,6 +326,13 @@ def properties(cfg: Config, events_of: EventsOf) -> list[Property]:
                             step=lambda s, a, t: not (a.kind == "gateway.drain" and not s.quiet),
                             kinds=("gateway.drain",),
                             doc="the follow-up queue drains only after the debounce window"))
+    off = kinds_not_enabled(cfg)
+    if off:
+        props.append(Always("switched-off-stays-off", step=lambda s, a, t: a.kind not in off, kinds=tuple(off),
+                            doc="no step is of a kind the configuration switches off (`kinds_not_enabled`: the "
+                                "other runtime or tool executor, an abort, compaction, the agent_end listener "
+                                "window, the session's post-run, the follow-up queue in steer mode): a knob "
+                                "that is off keeps its behaviour off"))
     props += _vacuity_guards(cfg)
     return props
 
@@ -372,8 +380,9 @@ def _vacuity_guards(cfg: Config) -> list[Property]:
 
 def _behaviour_guards(cfg: Config) -> list[Property]:
     """One guard for each behaviour a parameter switches on, so a check that never reached it (a mutant
-    that removed it, say) cannot pass: the abort, compaction, the stop hook, agent follow-ups, each
-    drop policy at a reachable cap, the Codex runtime."""
+    that removed it, say) cannot pass: the abort, compaction, the stop hook, agent follow-ups, the session
+    layer's post-run continue, the agent_end listener window, each drop policy at a reachable cap, the Codex
+    runtime."""
     guards: list[Property] = []
     agent_core = not cfg.codex
     if cfg.abort and agent_core:
@@ -391,6 +400,16 @@ def _behaviour_guards(cfg: Config) -> list[Property]:
         followups = frozenset(f"f{n}" for n in range(1, cfg.agent_follow_ups + 1))
         guards.append(Sometimes("agent-follow-up-runs", state=lambda s: bool(followups.intersection(s.hist)),
                                 doc="a message queued with Agent.followUp reaches the transcript"))
+    steering = cfg.mode == "steer" and cfg.messages > 0
+    if cfg.session and steering:
+        guards.append(Sometimes(
+            "session-continues-steer", state=lambda s: s.phase == START and s.skip_poll,
+            doc="a steer accepted after agent_end runs through AgentSession's post-run Agent.continue(), which "
+                "drains it (handlePostAgentRun: continue while hasQueuedMessages())"))
+    if cfg.end_listener_window and agent_core and steering:
+        guards.append(Sometimes(
+            "steer-lands-in-end-listeners", state=lambda s: s.phase == ENDING and bool(s.steerq),
+            doc="a steer lands while agent_end listeners run and the Agent still counts as streaming"))
     if cfg.mode in ("followup", "collect") and cfg.messages > cfg.cap:
         guards.append(_drop_guard(cfg))
     if cfg.codex and cfg.mode == "steer" and cfg.codex_turn_kind == "default" and cfg.messages > 0 \

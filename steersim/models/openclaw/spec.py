@@ -100,6 +100,8 @@ BUGS = (
         "result-matches-end"),
     Bug("unbounded-summary", "the overflow summary keeps every dropped message instead of the newest `cap` "
         "per route", "summary-bounded", {"mode": 'followup', "cap": 1, "drop": 'summarize'}),
+    Bug("streaming-through-agent-end", "the Agent still counts as streaming while agent_end listeners run, "
+        "although no listener holds the run open (end_listener_window off)", "switched-off-stays-off"),
     Bug("overflow-across-routes", "the overflow summary rides with the next drained prompt, whatever its route",
         "collect-respects-routes", {"mode": 'collect', "routes": 2, "cap": 1}),
 )

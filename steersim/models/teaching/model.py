@@ -66,12 +66,18 @@ class TeachingModel:
         return [TeachingState(MODEL, 0, 0, 0, False, 0, 0, 0, (), (), z, f, f)]
 
     def actions(self, s: TeachingState) -> list[Action]:
-        out = [self._steer_actions[s.sent + 1]] if s.sent < self.N else []
+        steer = self._steer_action(s)
+        out = [] if steer is None else [steer]
         out += self._finishing_actions(s.calls)
         agent = self._agent_action(s)
         if agent is not None:
             out.append(agent)
         return out
+
+    def _steer_action(self, s: TeachingState) -> Action | None:
+        """The user's next steer while fewer than N were sent: one rule for `actions` and `successor_facts`,
+        so that the check's engine (which steps by the latter) offers what simulate and replay offer."""
+        return self._steer_actions[s.sent + 1] if s.sent < self.N else None
 
     def _finishing_actions(self, calls: tuple[bool, ...]) -> tuple[Action, ...]:
         """A finishing action per running call, remembered per tuple of running calls."""
@@ -146,8 +152,8 @@ class TeachingModel:
         """Every step of `s` with its facts, in the order of `actions(s)`, in one call: most steps are
         calls finishing, and those of one state differ from it only in the last two fields, the same for
         every state with the same running calls and finished results (`_finish_steps`)."""
-        steer = self._steer_actions[s.sent + 1]
-        out = [(steer, *self.step_facts(s, steer))] if s.sent < self.N else []
+        steer = self._steer_action(s)
+        out = [] if steer is None else [(steer, *self.step_facts(s, steer))]
         finishes = self._finish_steps.get((s.calls, s.ress))
         if finishes is None:
             finishes = self._finish_steps_of(s)
