@@ -79,3 +79,27 @@ def test_compaction_that_is_off_never_runs(monkeypatch):
     monkeypatch.setitem(openclaw_model.RUNTIME_HANDLERS, "turn.end", end_turn_compacting)
     _, props = checking.verdicts(SPEC, {})
     assert props["switched-off-stays-off"].status == "violated"
+
+
+CODEX_ONE_MESSAGE = {"runtime": "codex", "messages": 1}
+
+
+@pytest.mark.parametrize("bug", [None, "steer-consumed-twice"])
+def test_codex_echoes_each_sent_batch_once(bug):
+    """The seeded variant keeps the batches a model boundary consumed, so the next boundary echoes them
+    again: what Codex holds no longer follows from the turn/steer requests and userMessage items."""
+    _, props = checking.verdicts(SPEC, CODEX_ONE_MESSAGE, bug)
+    assert props["codex-consumes-what-was-sent"].status == ("violated" if bug else "holds")
+
+
+def test_codex_never_consumes_a_batch_no_turn_steer_sent(monkeypatch):
+    """A quiet window that hands its batch to Codex without the turn/steer request moves every state field
+    as before; the property sees that Codex echoes a message nobody sent it."""
+    from steersim.models.openclaw import codex
+
+    def flush_without_request(st):
+        st.inflight, st.batch, st.steer_batches = (*st.inflight, st.batch), (), st.steer_batches + 1
+
+    monkeypatch.setattr(codex, "flush", flush_without_request)
+    _, props = checking.verdicts(SPEC, CODEX_ONE_MESSAGE)
+    assert props["codex-consumes-what-was-sent"].status == "violated"

@@ -40,7 +40,7 @@ def flush(st: Step) -> None:
     st.batch, st.steer_batches = (), number
 
 
-def boundary(st: Step) -> tuple[str, ...]:
+def boundary(cfg: Config, st: Step) -> tuple[str, ...]:
     """A Codex model boundary consumes every batch sent so far (echoed as a userMessage completion).
     Returns the messages a closing turn hands back to the gateway."""
     if st.aborted:
@@ -49,7 +49,8 @@ def boundary(st: Step) -> tuple[str, ...]:
         prompt = "+".join(sent)
         st.emit(E.codex("userMessage", id=prompt))
         st.hist = (*st.hist, prompt)
-    st.inflight = ()
+    if cfg.bug != "steer-consumed-twice":
+        st.inflight = ()
     st.boundaries = st.boundaries - 1
     return complete(st, "completed") if st.boundaries == 0 else ()
 

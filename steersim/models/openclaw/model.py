@@ -134,7 +134,7 @@ class OpenClawModel(ModelBase):
         elif kind == "codex.turn_start":
             codex.start_turn(cfg, st)
         elif kind == "codex.boundary":
-            gateway.requeue(cfg, st, codex.boundary(st))
+            gateway.requeue(cfg, st, codex.boundary(cfg, st))
         elif kind == "gateway.replace":
             gateway.run_replacement(st)
         elif kind == "gateway.drain":

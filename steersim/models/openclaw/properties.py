@@ -50,6 +50,9 @@ def sent_by(cfg: Config) -> dict[str, tuple[str, ...]]:
         "follow_up_poll": ("run.follow_up_poll", "session.post_run"),
         "tool_execute": ("tool.launch", "tool.launch_call"),
         "followup_drain": ("gateway.drain",),
+        "turn/steer": ("user.message", "timer.codex_flush"),
+        "userMessage": ("codex.boundary",),
+        "turn/completed": ("codex.boundary",),
     }
 
 
@@ -151,6 +154,24 @@ def _result_matches_end(s: OpenClawState, a: Action, t: OpenClawState, events: S
             if isinstance(end, tuple) and end[1:] != (data["text"], tuple(data["details"].items())):
                 return False
     return True
+
+
+def _codex_consumes_sent(s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]) -> bool:
+    """Replay the step's Codex traffic over the batches sent and not yet consumed (`s.inflight`): a
+    turn/steer request adds its batch, a userMessage item must echo the oldest one (Codex writes steered
+    input once, in the order it was sent), and turn/completed hands back whatever is left. What remains
+    is what the turn still holds (`t.inflight`): nothing consumed that was never sent, nothing sent that
+    is neither consumed nor held."""
+    inflight = list(s.inflight)
+    for event in events:
+        if event.name == "turn/steer":
+            inflight.append(tuple(event.data["ids"]))
+        elif event.name == "userMessage":
+            if not inflight or "+".join(inflight.pop(0)) != event.data["id"]:
+                return False
+        elif event.name == "turn/completed":
+            inflight = []
+    return tuple(inflight) == t.inflight
 
 
 def _no_cancel_started(s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]) -> bool:
@@ -310,6 +331,11 @@ def properties(cfg: Config, events_of: EventsOf) -> list[Property]:
                    "and one accepted while its launched calls ran (sequential Checkpoint C: 'must outrank "
                    "shouldStopAfterTurn even when there is no remaining tail')"),
     ]
+    if cfg.codex:
+        props.append(on("codex-consumes-what-was-sent", _codex_consumes_sent,
+                        ("turn/steer", "userMessage", "turn/completed"),
+                        "Codex echoes each turn/steer batch once, oldest first, as a userMessage item, and a "
+                        "turn holds exactly the batches sent and not yet echoed"))
     if cfg.blocked_call >= 0:
         props.append(on("truthful-preflight", partial(_truthful_preflight, cfg), ended,
                         "a call blocked by its preflight keeps its own result, even when steering skips"))

@@ -102,6 +102,8 @@ BUGS = (
         "per route", "summary-bounded", {"mode": 'followup', "cap": 1, "drop": 'summarize'}),
     Bug("streaming-through-agent-end", "the Agent still counts as streaming while agent_end listeners run, "
         "although no listener holds the run open (end_listener_window off)", "switched-off-stays-off"),
+    Bug("steer-consumed-twice", "a Codex model boundary keeps the turn/steer batches it consumed, so the next "
+        "boundary echoes them again", "codex-consumes-what-was-sent", {"runtime": "codex", "messages": 1}),
     Bug("overflow-across-routes", "the overflow summary rides with the next drained prompt, whatever its route",
         "collect-respects-routes", {"mode": 'collect', "routes": 2, "cap": 1}),
 )
