@@ -59,7 +59,8 @@ verdict open."""
 # the action kinds whose steps can break a step property, as `next_state` and `observe` make them: a
 # kind left out keeps what the property reads as it was (tests/test_foundry_fast_path.py)
 ENTERS_TURN = ("caller.start", "framework.advance", "framework.recover")  # set up a turn, change `active`
-SPENDS_BUDGET = ("caller.cancel", "fault.crash", "process.shutdown", "handler.check")  # the environment's budgets
+# the environment's choices: its budgets, and who calls start() naming what
+SPENDS_BUDGET = ("caller.start", "caller.cancel", "fault.crash", "process.shutdown", "handler.check")
 RESOLVES_HANDLES = ("caller.cancel", "framework.resolve", "process.stop")  # the kinds that send TaskRun.result
 
 
@@ -221,14 +222,26 @@ def _observations(params: Mapping[str, Any], shown: EventsOf) -> list[Property]:
     read the record: each judges an event the caller, the handler or a recorded trace would see, so a
     step that emits the wrong thing is seen even when the state it reaches is right."""
     budgets = ByIdentity(_budget_reading)
+    calls = ByIdentity(_call_reading)
     results_of = ByIdentity(_results)
     reply_read_as_spec = ByIdentity(lambda events: _reply_read_as_spec(params, events))
     recovered_entries_cancelled = ByIdentity(_recovered_entries_cancelled)
     max_cancels, max_crashes, max_shutdowns = params["queued_cancels"], params["crashes"], params["shutdowns"]
     max_checks, at_stop = params["handler_steps"], params["queued_handle_at_shutdown"]
+    in_order, preconditions = params["callers_in_order"], params["preconditions"]
+
+    def call_within_parameters(s: S, caller: int, if_last: int) -> bool:
+        """Each caller sends its one input once, in index order if `callers_in_order`, naming in
+        if_last_input_id no input or, if `preconditions`, one some caller has sent already."""
+        if s.callers[caller] != IDLE or (in_order and IDLE in s.callers[:caller]):
+            return False
+        return if_last == NOBODY or (preconditions and s.callers[if_last] != IDLE)
 
     def within_parameters(s: S, a: Action, t: S) -> bool:
-        cancels, crashes, shutdowns, checked, cancelled = budgets(shown(s, a, t))
+        events = shown(s, a, t)
+        if a.kind == "caller.start":
+            return call_within_parameters(s, *calls(events))
+        cancels, crashes, shutdowns, checked, cancelled = budgets(events)
         if (t.cancels - s.cancels != cancels or t.cancels > max_cancels or t.crashes - s.crashes != crashes
                 or t.crashes > max_crashes or t.shutdowns - s.shutdowns != shutdowns or t.shutdowns > max_shutdowns):
             return False
@@ -268,9 +281,11 @@ def _observations(params: Mapping[str, Any], shown: EventsOf) -> list[Property]:
 
     props: list[Property] = [
         Always("within-parameters", step=within_parameters, kinds=SPENDS_BUDGET,
-               doc="the environment stays within its parameters: at most queued_cancels TaskRun.cancel() calls, "
-                   "each on a queued unresolved handle or the running turn's; at most crashes crashes, shutdowns "
-                   "shutdowns and handler_steps safe points per turn"),
+               doc="the environment stays within its parameters: each caller calls start() once, in index order "
+                   "if callers_in_order, its if_last_input_id (previous_response_id) naming no input or, if "
+                   "preconditions, one already sent; at most queued_cancels TaskRun.cancel() calls, each on a "
+                   "queued unresolved handle or the running turn's; at most crashes crashes, shutdowns shutdowns "
+                   "and handler_steps safe points per turn"),
         Always("handle-outcome", step=handle_outcome, kinds=RESOLVES_HANDLES,
                doc="each handle resolves once, with what spec 4.4/4.9 give it: the handler's value or TaskFailed, "
                    "deferred_outcome after exit_for_recovery, TaskCancelled after a queued cancel, after an "
@@ -355,6 +370,14 @@ def _budget_reading(events: Sequence[Event]) -> tuple[int, int, int, bool, tuple
     names = [e.name for e in events]
     return (names.count("TaskRun.cancel"), names.count("process.crash"), names.count("process.shutdown"),
             "handler.check" in names, tuple(_caller(e) for e in events if e.name == "TaskRun.cancel"))
+
+
+def _call_reading(events: Sequence[Event]) -> tuple[int, int]:
+    """What within-parameters reads of a start()'s events: the caller, and the input its
+    if_last_input_id (on the Responses surface, previous_response_id) names, or NOBODY."""
+    data = events[0].data
+    named = data.get("if_last_input_id", data.get("previous_response_id"))
+    return _caller(events[0]), NOBODY if named is None else int(named.removeprefix("m"))
 
 
 def _results(events: Sequence[Event]) -> tuple[tuple[int, str, str | None, bool], ...]:
