@@ -100,7 +100,7 @@ class FoundryModel(ModelBase):
         self.max_shutdowns = params["shutdowns"]
         self.max_cancels = params["queued_cancels"]
         self.precancel = params["precancel_if_successors"]
-        self.advance_on_accept = params["last_input_id_advances_on"] == "accept"
+        self.advance_on_accept = params["last_input_id_advances_on"] == "accept" and bug != "last-input-id-on-execute"
         self.surface = params["surface"]
         self.in_order = params["callers_in_order"]
         self.deferred_outcome = params["deferred_outcome"]
@@ -283,6 +283,8 @@ class FoundryModel(ModelBase):
             return with_(s, cancels=cancels, queue=queue, futures=tuple(x for x in s.futures if x != c), seen=seen,
                          callers=set_at(s.callers, c, DONE))
         if self._running(s, c):
+            if s.cancel and self.bug == "cancel-skipped-when-signalled":
+                return with_(s, cancels=cancels)
             return with_(s, cancels=cancels, requested=True, cancel=True)
         return with_(s, cancels=cancels)
 

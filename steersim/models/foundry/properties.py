@@ -83,6 +83,7 @@ def properties(params: Mapping[str, Any], bug: str | None, shown: EventsOf) -> l
     must satisfy). What start() answered and the `ctx.input_id` a turn sees are read from the step's
     events, as `shown` (the model's `events_of`) gives them."""
     cap, steerable, precancel = params["queue_cap"], params["steerable"], params["precancel_if_successors"]
+    advance_on_accept = params["last_input_id_advances_on"] == "accept"
     answered = ByIdentity(start_outcome)
 
     def fifo(s: S, a: Action, t: S) -> bool:
@@ -139,6 +140,24 @@ def properties(params: Mapping[str, Any], bug: str | None, shown: EventsOf) -> l
         return (t.queue == tuple(x for x in s.queue if x != c) and t.active == s.active and t.turn == s.turn
                 and t.cancel == s.cancel)
 
+    def last_input_id(s: S, a: Action, t: S) -> bool:
+        """The step leaves last_input_id where spec 4.5 puts it: at an accepted start()'s input (at a fresh or
+        resumed turn's in either reading, at a queued one's iff it advances on accept), at the entered
+        input if it advances on execute, else where it was (a refusal, a turn's end, a crash keep it)."""
+        expected = s.last
+        if a.kind == "caller.start":
+            outcome = answered(shown(s, a, t))
+            if outcome == FRESH or (outcome == QUEUED and advance_on_accept):
+                expected = a.args[0]
+        elif a.kind == "framework.enter" and not advance_on_accept:
+            expected = s.active
+        return t.last == expected
+
+    def explicit_cancel(s: S, a: Action, t: S) -> bool:
+        if a.kind != "caller.cancel" or a.args[0] != s.active or s.turn not in IN_FLIGHT:
+            return True
+        return t.requested and t.cancel and t.turn == s.turn and t.active == s.active
+
     def request_starts_clear(s: S, a: Action, t: S) -> bool:
         new_turn = t.turn == ENTERING and (s.turn != ENTERING or s.active != t.active)
         return not (new_turn and t.requested)
@@ -171,12 +190,19 @@ def properties(params: Mapping[str, Any], bug: str | None, shown: EventsOf) -> l
         Always("bound", state=lambda s: len(s.queue) <= cap, doc=f"at most {cap} inputs wait"),
         Always("if-match", step=if_match, kinds=("caller.start",),
                doc="a stale if_last_input_id is refused with LastInputIdPreconditionFailed before anything else"),
+        Always("last-input-id", step=last_input_id,
+               doc="last_input_id is the last accepted input's id: it advances on create, resume and enqueue (on "
+                   "execution instead if last_input_id_advances_on=execute) and survives refusals, turn ends, "
+                   "failures and crashes (spec 4.5, invariant 14)"),
         Always("non-steerable", step=non_steerable, kinds=("caller.start",),
                doc="start() on an in-flight non-steerable chain raises TaskConflictError"),
         Always("chain-survives", state=lambda s: not (s.status == SUSPENDED and s.queue),
                doc="no chain is suspended while inputs wait"),
         Always("queued-cancel", step=queued_cancel, kinds=("caller.cancel",),
                doc="cancelling a queued handle removes exactly its input and leaves the running turn alone"),
+        Always("explicit-cancel", step=explicit_cancel, kinds=("caller.cancel",),
+               doc="TaskRun.cancel() on the handle of the turn in flight sets its ctx.cancel_requested and "
+                   "ctx.cancel and lets the handler run on, whatever ctx.cancel was (spec 2 TaskRun.cancel(), 4.4)"),
         Always("recovery", step=recovery, kinds=("framework.recover", "caller.start"),
                doc="after a crash the interrupted turn is re-entered before any queued input"),
         Always("cancel-request-starts-clear", step=request_starts_clear, kinds=ENTERS_TURN,
