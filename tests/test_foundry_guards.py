@@ -15,6 +15,7 @@ from steersim.models.foundry.state import (
     CANCELLED,
     DEFERRED,
     EXITED,
+    IDLE,
     IN_PROGRESS,
     NOBODY,
     STOPPING,
@@ -50,6 +51,25 @@ class ExtraCancel(FoundryModel):
         if s.proc == UP and s.cancels == self.max_cancels:
             out += [Action(f"caller:{c}", "caller.cancel", (c,))
                     for c in range(self.n) if s.callers[c] == WAITING and s.queued[c]]
+        return out
+
+
+class OwnInputAsPrecondition(FoundryModel):
+    """Callers pass their own input's id as if_last_input_id, an input no caller has sent yet."""
+
+    def actions(self, s):
+        return [Action(a.actor, a.kind, (a.args[0], a.args[0])) if a.kind == "caller.start" else a
+                for a in super().actions(s)]
+
+
+class CallersOutOfOrder(FoundryModel):
+    """Any idle caller may call while callers_in_order says they call in index order."""
+
+    def actions(self, s):
+        out = list(super().actions(s))
+        if s.proc == UP:
+            out += [Action(f"caller:{c}", "caller.start", (c, NOBODY))
+                    for c in range(self.n) if s.callers[c] == IDLE and IDLE in s.callers[:c]]
         return out
 
 
@@ -105,6 +125,9 @@ def statuses(model: type[FoundryModel], params: dict, bug: str | None = None) ->
 
 @pytest.mark.parametrize(("model", "params", "caught_by"), [
     (ExtraCancel, SMALL, "within-parameters"),
+    (OwnInputAsPrecondition, SMALL, "within-parameters"),
+    (OwnInputAsPrecondition, {**SMALL, "surface": "responses"}, "within-parameters"),
+    (CallersOutOfOrder, SMALL, "within-parameters"),
     (DeferralAsHandler, {**SHUTDOWN, "deferred_outcome": "TaskCancelled"}, "handle-outcome"),
     (ExplicitCancelIgnored, {**SMALL, "explicit_cancel_outcome": "always_cancelled"}, "handle-outcome"),
     (PromotionIgnoresShutdown, SHUTDOWN, "shutdown-promotion"),

@@ -100,7 +100,9 @@ class FoundryModel(ModelBase):
         self.max_shutdowns = params["shutdowns"]
         self.max_cancels = params["queued_cancels"]
         self.precancel = params["precancel_if_successors"]
-        self.advance_on_accept = params["last_input_id_advances_on"] == "accept"
+        # the reading in which last_input_id advances on accept: the bug variant takes them the wrong way round
+        accept = "execute" if bug == "last-input-id-on-execute" else "accept"
+        self.advance_on_accept = params["last_input_id_advances_on"] == accept
         self.surface = params["surface"]
         self.in_order = params["callers_in_order"]
         self.deferred_outcome = params["deferred_outcome"]
@@ -283,7 +285,8 @@ class FoundryModel(ModelBase):
             return with_(s, cancels=cancels, queue=queue, futures=tuple(x for x in s.futures if x != c), seen=seen,
                          callers=set_at(s.callers, c, DONE))
         if self._running(s, c):
-            return with_(s, cancels=cancels, requested=True, cancel=True)
+            requested = s.requested if s.cancel and self.bug == "request-skipped-when-signalled" else True
+            return with_(s, cancels=cancels, requested=requested, cancel=True)
         return with_(s, cancels=cancels)
 
     def _resolve(self, s: FoundryState) -> FoundryState:

@@ -59,7 +59,8 @@ verdict open."""
 # the action kinds whose steps can break a step property, as `next_state` and `observe` make them: a
 # kind left out keeps what the property reads as it was (tests/test_foundry_fast_path.py)
 ENTERS_TURN = ("caller.start", "framework.advance", "framework.recover")  # set up a turn, change `active`
-SPENDS_BUDGET = ("caller.cancel", "fault.crash", "process.shutdown", "handler.check")  # the environment's budgets
+# the environment's choices: its budgets, and who calls start() naming what
+SPENDS_BUDGET = ("caller.start", "caller.cancel", "fault.crash", "process.shutdown", "handler.check")
 RESOLVES_HANDLES = ("caller.cancel", "framework.resolve", "process.stop")  # the kinds that send TaskRun.result
 
 
@@ -82,6 +83,7 @@ def properties(params: Mapping[str, Any], bug: str | None, shown: EventsOf) -> l
     must satisfy). What start() answered and the `ctx.input_id` a turn sees are read from the step's
     events, as `shown` (the model's `events_of`) gives them."""
     cap, steerable, precancel = params["queue_cap"], params["steerable"], params["precancel_if_successors"]
+    advance_on_accept = params["last_input_id_advances_on"] == "accept"
     answered = ByIdentity(start_outcome)
 
     def fifo(s: S, a: Action, t: S) -> bool:
@@ -138,6 +140,24 @@ def properties(params: Mapping[str, Any], bug: str | None, shown: EventsOf) -> l
         return (t.queue == tuple(x for x in s.queue if x != c) and t.active == s.active and t.turn == s.turn
                 and t.cancel == s.cancel)
 
+    def last_input_id(s: S, a: Action, t: S) -> bool:
+        """The step leaves last_input_id where spec 4.5 puts it: at an accepted start()'s input (at a fresh or
+        resumed turn's in either reading, at a queued one's iff it advances on accept), at the entered
+        input if it advances on execute, else where it was (a refusal, a turn's end, a crash keep it)."""
+        expected = s.last
+        if a.kind == "caller.start":
+            outcome = answered(shown(s, a, t))
+            if outcome == FRESH or (outcome == QUEUED and advance_on_accept):
+                expected = a.args[0]
+        elif a.kind == "framework.enter" and not advance_on_accept:
+            expected = s.active
+        return t.last == expected
+
+    def explicit_cancel(s: S, a: Action, t: S) -> bool:
+        if a.kind != "caller.cancel" or a.args[0] != s.active or s.turn not in IN_FLIGHT:
+            return True
+        return t.requested and t.cancel and t.turn == s.turn and t.active == s.active
+
     def request_starts_clear(s: S, a: Action, t: S) -> bool:
         new_turn = t.turn == ENTERING and (s.turn != ENTERING or s.active != t.active)
         return not (new_turn and t.requested)
@@ -170,12 +190,19 @@ def properties(params: Mapping[str, Any], bug: str | None, shown: EventsOf) -> l
         Always("bound", state=lambda s: len(s.queue) <= cap, doc=f"at most {cap} inputs wait"),
         Always("if-match", step=if_match, kinds=("caller.start",),
                doc="a stale if_last_input_id is refused with LastInputIdPreconditionFailed before anything else"),
+        Always("last-input-id", step=last_input_id,
+               doc="last_input_id is the last accepted input's id: it advances on create, resume and enqueue (on "
+                   "execution instead if last_input_id_advances_on=execute) and survives refusals, turn ends, "
+                   "failures and crashes (spec 4.5, invariant 14)"),
         Always("non-steerable", step=non_steerable, kinds=("caller.start",),
                doc="start() on an in-flight non-steerable chain raises TaskConflictError"),
         Always("chain-survives", state=lambda s: not (s.status == SUSPENDED and s.queue),
                doc="no chain is suspended while inputs wait"),
         Always("queued-cancel", step=queued_cancel, kinds=("caller.cancel",),
                doc="cancelling a queued handle removes exactly its input and leaves the running turn alone"),
+        Always("explicit-cancel", step=explicit_cancel, kinds=("caller.cancel",),
+               doc="TaskRun.cancel() on the handle of the turn in flight sets its ctx.cancel_requested and "
+                   "ctx.cancel and lets the handler run on, whatever ctx.cancel was (spec 2 TaskRun.cancel(), 4.4)"),
         Always("recovery", step=recovery, kinds=("framework.recover", "caller.start"),
                doc="after a crash the interrupted turn is re-entered before any queued input"),
         Always("cancel-request-starts-clear", step=request_starts_clear, kinds=ENTERS_TURN,
@@ -221,14 +248,26 @@ def _observations(params: Mapping[str, Any], shown: EventsOf) -> list[Property]:
     read the record: each judges an event the caller, the handler or a recorded trace would see, so a
     step that emits the wrong thing is seen even when the state it reaches is right."""
     budgets = ByIdentity(_budget_reading)
+    calls = ByIdentity(_call_reading)
     results_of = ByIdentity(_results)
     reply_read_as_spec = ByIdentity(lambda events: _reply_read_as_spec(params, events))
     recovered_entries_cancelled = ByIdentity(_recovered_entries_cancelled)
     max_cancels, max_crashes, max_shutdowns = params["queued_cancels"], params["crashes"], params["shutdowns"]
     max_checks, at_stop = params["handler_steps"], params["queued_handle_at_shutdown"]
+    in_order, preconditions = params["callers_in_order"], params["preconditions"]
+
+    def call_within_parameters(s: S, caller: int, if_last: int) -> bool:
+        """Each caller sends its one input once, in index order if `callers_in_order`, naming in
+        if_last_input_id no input or, if `preconditions`, one some caller has sent already."""
+        if s.callers[caller] != IDLE or (in_order and IDLE in s.callers[:caller]):
+            return False
+        return if_last == NOBODY or (preconditions and s.callers[if_last] != IDLE)
 
     def within_parameters(s: S, a: Action, t: S) -> bool:
-        cancels, crashes, shutdowns, checked, cancelled = budgets(shown(s, a, t))
+        events = shown(s, a, t)
+        if a.kind == "caller.start":
+            return call_within_parameters(s, *calls(events))
+        cancels, crashes, shutdowns, checked, cancelled = budgets(events)
         if (t.cancels - s.cancels != cancels or t.cancels > max_cancels or t.crashes - s.crashes != crashes
                 or t.crashes > max_crashes or t.shutdowns - s.shutdowns != shutdowns or t.shutdowns > max_shutdowns):
             return False
@@ -268,9 +307,11 @@ def _observations(params: Mapping[str, Any], shown: EventsOf) -> list[Property]:
 
     props: list[Property] = [
         Always("within-parameters", step=within_parameters, kinds=SPENDS_BUDGET,
-               doc="the environment stays within its parameters: at most queued_cancels TaskRun.cancel() calls, "
-                   "each on a queued unresolved handle or the running turn's; at most crashes crashes, shutdowns "
-                   "shutdowns and handler_steps safe points per turn"),
+               doc="the environment stays within its parameters: each caller calls start() once, in index order "
+                   "if callers_in_order, its if_last_input_id (previous_response_id) naming no input or, if "
+                   "preconditions, one already sent; at most queued_cancels TaskRun.cancel() calls, each on a "
+                   "queued unresolved handle or the running turn's; at most crashes crashes, shutdowns shutdowns "
+                   "and handler_steps safe points per turn"),
         Always("handle-outcome", step=handle_outcome, kinds=RESOLVES_HANDLES,
                doc="each handle resolves once, with what spec 4.4/4.9 give it: the handler's value or TaskFailed, "
                    "deferred_outcome after exit_for_recovery, TaskCancelled after a queued cancel, after an "
@@ -355,6 +396,14 @@ def _budget_reading(events: Sequence[Event]) -> tuple[int, int, int, bool, tuple
     names = [e.name for e in events]
     return (names.count("TaskRun.cancel"), names.count("process.crash"), names.count("process.shutdown"),
             "handler.check" in names, tuple(_caller(e) for e in events if e.name == "TaskRun.cancel"))
+
+
+def _call_reading(events: Sequence[Event]) -> tuple[int, int]:
+    """What within-parameters reads of a start()'s events: the caller, and the input its
+    if_last_input_id (on the Responses surface, previous_response_id) names, or NOBODY."""
+    data = events[0].data
+    named = data.get("if_last_input_id", data.get("previous_response_id"))
+    return _caller(events[0]), NOBODY if named is None else int(named.removeprefix("m"))
 
 
 def _results(events: Sequence[Event]) -> tuple[tuple[int, str, str | None, bool], ...]:

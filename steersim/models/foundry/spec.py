@@ -79,6 +79,12 @@ BUGS = (
         "recovery"),
     Bug("promote-keeps-cancel-request", "a promoted turn inherits ctx.cancel_requested from a turn before it that "
         "TaskRun.cancel() stopped", "cancel-request-starts-clear"),
+    Bug("last-input-id-on-execute", "last_input_id_advances_on is read the wrong way round: at `accept`, "
+        "last_input_id advances when an input's turn is entered instead of when its start() is accepted, so a caller "
+        "naming the input just queued is refused", "last-input-id"),
+    Bug("request-skipped-when-signalled", "TaskRun.cancel() on the running turn leaves ctx.cancel_requested clear "
+        "when its ctx.cancel is already set (by a steer), so the handler cannot tell it was cancelled",
+        "explicit-cancel"),
     Bug("interrupting-steer", "a steer on a busy chain starts its turn at once, interrupting the running handler",
         "one-active-turn"),
 )
