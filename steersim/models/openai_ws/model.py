@@ -601,6 +601,8 @@ class _Step:
         seq = self.seq(target if available else None)
         if self.bug == "restart-sequence-on-refusal":
             seq = 0
+        elif self.bug == "skip-sequence-on-refusal":
+            seq = self.seq(target if available else None)
         stream = self.stream(target) if available else None
         self.send(wire.steer_failed(seq, code, None, target, steer_input, stream))
         self.set_steer(number, REJECTED, code)

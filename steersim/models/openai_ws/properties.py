@@ -368,6 +368,27 @@ class Judge:
             last[scope] = seq
         return True
 
+    def sequence_numbers_consecutive(self, s: WsState, a: Action, t: WsState, events: Events) -> bool:
+        """Each numbered event takes the next number of its scope: a response's stream counts 0, 1, 2, …
+        from its response.created, the connection's from its opening, with no number skipped or repeated
+        (A10: "steer events take the next number in the target response's sequence", "SSE-style, starting
+        at 0"). The scopes are inv20's; the next number of each is the count the state keeps of the numbers
+        its scope handed out (a response's `seq`, the connection's `conn_seq`)."""
+        per_scope = self.p["sequence_scope"] == "response"
+        following: dict[Any, int] = {}
+        for _, data, named in _numbered(events):
+            index = a.args[0] if named is None else named
+            available = index is not None and t.responses[index].conn == s.conn
+            scope = index if per_scope and available else "connection"
+            expected = following.get(scope)
+            if expected is None:
+                expected = s.conn_seq if scope == "connection" else (
+                    s.responses[index].seq if index < len(s.responses) else 0)
+            if data["sequence_number"] != expected:
+                return False
+            following[scope] = expected + 1
+        return True
+
     def client_rule(self, rule: str) -> Callable[[WsState, Action, WsState, Events], bool]:
         def holds(s: WsState, a: Action, t: WsState, events: Events) -> bool:
             if not a.kind.startswith("client."):
@@ -478,6 +499,8 @@ INVARIANT_DOCS = {
     "inv19-response-lifecycle": "created first, one terminal event, nothing after it, incomplete_details iff "
                                 "incomplete",
     "inv20-sequence-numbers-increase": "sequence numbers strictly increase within their scope (A10)",
+    "sequence-numbers-consecutive": "each numbered event takes the next number of its scope, from 0 with no gap "
+                                    "(A10: the next number in the target response's sequence)",
     "inv21-bounded-queue": "no response holds more queued steers than pending_limit (A14)",
     "inv22-refusal-names-the-parent": "a steer refused for its parent's state says response_already_completed "
                                       "exactly when the parent completed (A3-A5)",
@@ -522,6 +545,7 @@ def step_invariants(params: Params) -> list[Always]:
         "inv18-output-never-rewritten": j.output_never_rewritten,
         "inv19-response-lifecycle": j.lifecycle_well_formed,
         "inv20-sequence-numbers-increase": j.sequence_numbers_increase,
+        "sequence-numbers-consecutive": j.sequence_numbers_consecutive,
         "safe-output-boundary": j.safe_output_boundary,
         "inv22-refusal-names-the-parent": j.refusal_names_the_parent,
     }
@@ -556,6 +580,7 @@ STEP_TRIGGERS: Mapping[str, Trigger] = {
     "inv18-output-never-rewritten": (TERMINAL_EVENTS, ()),
     "inv19-response-lifecycle": (LIFECYCLE_EVENTS, ()),
     "inv20-sequence-numbers-increase": (SEQUENCED_EVENTS, ()),
+    "sequence-numbers-consecutive": (SEQUENCED_EVENTS, ()),
     "safe-output-boundary": (("response.incomplete",), ()),
     "inv22-refusal-names-the-parent": ((), _STEER),
     "steer-admission-readings": ((), _STEER),
@@ -737,6 +762,10 @@ def behaviour_guards(p: Params) -> list[Property]:
         guards.append(Sometimes("sometimes-followup", state=lambda s: any(r.origin == "followup" for r in s.responses),
                                 doc="the client sends a new request after a chain ended"))
     if p["followups"] > 1:  # a second new request may wait in its lane's queue
+        guards.append(Sometimes(
+            "sometimes-request-queued", state=lambda s: bool(s.queued),
+            doc="a response.create arrives while its lane is busy and waits in the lane's queue (\"Requests with "
+                "the same stream_id are processed FIFO\"): without it queued-requests-start has nothing to judge"))
         guards.append(Eventually(
             "queued-requests-start", trigger=lambda s: bool(s.queued), goal=lambda s: not s.queued,
             doc="a response.create waiting in its lane's queue is served once the lane is free (\"Requests "
