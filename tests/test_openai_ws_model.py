@@ -118,23 +118,6 @@ def test_a_refusal_that_names_the_wrong_parent_state_is_caught(params, monkeypat
     assert {p.name: p.status for p in result.properties}["inv22-refusal-names-the-parent"] == "violated"
 
 
-def test_a_queue_no_request_reaches_is_caught(monkeypatch):
-    """queued-requests-start judges only runs in which a request waits in its lane's queue: a client
-    that never sends a new request before the last one's response.created leaves it nothing to judge,
-    and sometimes-request-queued says so."""
-    from steersim.models.openai_ws.model import OpenAIWsModel
-
-    original = OpenAIWsModel.followup_parents
-
-    def one_at_a_time(self, s):
-        return [parent for parent in original(self, s) if s.responses[parent].successor < 0]
-
-    monkeypatch.setattr(OpenAIWsModel, "followup_parents", one_at_a_time)
-    statuses = {p.name: p.status for p in check(SPEC.build({"steers": 1}), CheckOptions(keep_going=True)).properties}
-    assert statuses["sometimes-request-queued"] == "unreached"
-    assert statuses["queued-requests-start"] == "holds"
-
-
 def test_the_connection_counter_handing_out_its_next_value_is_caught(monkeypatch):
     """sequence-numbers-consecutive judges each number against the next one of its scope: a connection
     counter that numbers its events from 1 (each event takes the counter's new value) breaks it, though
