@@ -755,7 +755,9 @@ class _Step:
         self.carry = tuple(carried)
 
     def send_close(self) -> None:
-        self.events.append(Event(SERVER, CLIENT, "websocket.close", wire.close_frame(1011, "connection lost")))
+        """The close frame that tells the client its connection dropped (bug `silent-drop`: none)."""
+        if self.bug != "silent-drop":
+            self.events.append(Event(SERVER, CLIENT, "websocket.close", wire.close_frame(1011, "connection lost")))
 
 
 __all__ = ["OpenAIWsModel"]

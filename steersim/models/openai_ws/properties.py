@@ -455,8 +455,14 @@ def _continued(params: Params, s: WsState) -> tuple[str, ...]:
 
 
 def _superseded(params: Params, s: WsState) -> tuple[str, ...]:
+    """The responses whose successor the client named, each successor read as the client reads it (as
+    `client.WireTracker` does): the first response whose response.created names it as previous_response_id."""
     named = named_responses(s)
-    return tuple(sorted(wire.response_id(i) for i, r in enumerate(s.responses) if r.successor in named))
+    first: dict[int, int] = {}
+    for index, r in enumerate(s.responses):
+        if r.parent >= 0:
+            first.setdefault(r.parent, index)
+    return tuple(sorted(wire.response_id(parent) for parent, successor in first.items() if successor in named))
 
 
 _VIEW_PARTS: Mapping[str, Callable[[Params, WsState], Any]] = {
@@ -588,6 +594,7 @@ STEP_TRIGGERS: Mapping[str, Trigger] = {
     "response-lineage": (("response.created",), ("server.successor", "client.tool_output", "client.followup",
                                                   "server.start_queued")),
     "result-facts": (RESULT_EVENTS, ()),
+    "connection-events": (("websocket.close", "websocket.open"), ("fault.disconnect", "client.reconnect")),
     "terminal-events": ((), ("server.complete", "server.interrupt", "server.fail")),
     "steer-events": ((), ("client.steer", "client.create", "client.tool_output", "server.successor",
                           "server.successor_fails", "server.fail", "server.pending", "fault.disconnect")),
@@ -647,10 +654,17 @@ READING_DOCS = {
     "steer-events": "a steer whose fate changes in a step is told in it: accepted by response.steer.accepted, "
                     "waiting for tool output by response.steer.pending (R7), failed by response.steer.failed, "
                     "committed with its successor's response.created, lost with the connection",
+    "connection-events": "a connection that drops is told by its close frame, with a code the SDK reconnects on "
+                         "(1001, 1005, 1006, 1011, 1012, 1013 or 1015: \"With on_reconnecting, codes ... trigger a "
+                         "transparent reconnect\"; the model's client reconnects after a drop, R14), and a reconnect "
+                         "by the new socket's opening; no other step closes or opens one",
     "result-facts": "a hosted call's completion and the client's function_call_output are real tool results; "
                     "only a call abandoned by a drop gets a synthetic one",
 }
 
+
+# The close codes after which the SDK reconnects (spec, "Close handling"; 1000 ends the iteration normally).
+RECONNECT_CODES = frozenset((1001, 1005, 1006, 1011, 1012, 1013, 1015))
 
 # The event that tells the client (or, for a commit and a loss, the trace) each fate a steer can take.
 STEER_TOLD_BY = {ACCEPTED: "response.steer.accepted", PENDING: "response.steer.pending",
@@ -733,8 +747,17 @@ def reading_properties(p: Params) -> list[Always]:
                 return False
         return True
 
+    def connection_events(s: WsState, a: Action, t: WsState, events: tuple[Event, ...]) -> bool:
+        closes = [e.data for e in events if e.name == "websocket.close"]
+        opens = [e.data.get("connection") for e in events if e.name == "websocket.open"]
+        dropped = s.connected and not t.connected
+        opened = t.connected and (not s.connected or t.conn != s.conn)
+        return (len(closes) == dropped and opens == ([t.conn] if opened else [])
+                and all(close["code"] in RECONNECT_CODES for close in closes))
+
     checks = {"steer-admission-readings": admission, "batch-readings": batching, "response-lineage": lineage,
-              "result-facts": result_facts, "terminal-events": terminal_events, "steer-events": steer_events}
+              "result-facts": result_facts, "terminal-events": terminal_events, "steer-events": steer_events,
+              "connection-events": connection_events}
     return [Always(name, step=check, with_events=True, doc=READING_DOCS[name]) for name, check in checks.items()]
 
 
