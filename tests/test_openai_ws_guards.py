@@ -79,6 +79,10 @@ def _queued(s, a):
     return bool(s.responses[a.args[0]].queue)
 
 
+def _followed(s, a):
+    return s.responses[a.args[0]].successor >= 0
+
+
 # (guard, configuration, the model with the behaviour switched off)
 SWITCHED_OFF = [
     ("sometimes-completed", SMALL, without(("server.complete", None))),
@@ -92,6 +96,8 @@ SWITCHED_OFF = [
     ("sometimes-successor-creation-failed", SMALL, without(("server.successor_fails", None))),
     ("sometimes-batch-of-two", SMALL, without(("client.steer", _queued))),
     ("sometimes-followup", {"followups": 1, "steers": 2}, without(("client.followup", None))),
+    # a client that sends each new request only after the last one's response.created: none waits in a lane
+    ("sometimes-request-queued", {"steers": 1}, without(("client.followup", _followed))),
     ("sometimes-response-failed", {**SMALL, "response_failures": True, "steers": 2}, without(("server.fail", None))),
     ("sometimes-steer-fails-with-parent", {**SMALL, "response_failures": True, "steers": 2},
      without(("server.fail", _queued))),

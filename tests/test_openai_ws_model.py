@@ -10,6 +10,7 @@ import pytest
 
 from steersim import CheckOptions, check
 from steersim.core.fingerprint import fingerprint
+from steersim.core.model import Event
 from steersim.models.openai_ws import SPEC
 from steersim.models.openai_ws.wire import STEER_ERROR_CODES
 
@@ -116,3 +117,53 @@ def test_a_refusal_that_names_the_wrong_parent_state_is_caught(params, monkeypat
     monkeypatch.setattr(_Step, "refusal", swapped)
     result = check(SPEC.build(params), CheckOptions(keep_going=True))
     assert {p.name: p.status for p in result.properties}["inv22-refusal-names-the-parent"] == "violated"
+
+
+def test_the_connection_counter_handing_out_its_next_value_is_caught(monkeypatch):
+    """sequence-numbers-consecutive judges each number against the next one of its scope: a connection
+    counter that numbers its events from 1 (each event takes the counter's new value) breaks it, though
+    the numbers still increase (inv20 holds)."""
+    from steersim.models.openai_ws.model import _Step
+
+    original = _Step.seq
+
+    def from_one(self, index):
+        if index is None or self.m.p["sequence_scope"] == "connection":
+            self.conn_seq += 1
+            return self.conn_seq
+        return original(self, index)
+
+    monkeypatch.setattr(_Step, "seq", from_one)
+    params = {**SMALL, "sequence_scope": "connection", "steers": 2}
+    statuses = {p.name: p.status for p in check(SPEC.build(params), CheckOptions(keep_going=True)).properties}
+    assert statuses["sequence-numbers-consecutive"] == "violated"
+    assert statuses["inv20-sequence-numbers-increase"] == "holds"
+
+
+def test_a_stale_steer_is_caught_from_the_lineage_the_client_saw(monkeypatch):
+    """client-steer-newest-response reads a parent's successor from the responses' previous_response_id, as a
+    served client's tracker does: a server that never records which response continued a parent (so its
+    client may steer the stale parent) is still caught."""
+    from steersim.models.openai_ws.model import _Step
+
+    original = _Step.update
+
+    def forgetful(self, index, **changes):
+        changes.pop("successor", None)
+        return original(self, index, **changes)
+
+    monkeypatch.setattr(_Step, "update", forgetful)
+    statuses = {p.name: p.status for p in check(SPEC.build(SMALL), CheckOptions(keep_going=True)).properties}
+    assert statuses["client-steer-newest-response"] == "violated"
+
+
+def test_a_drop_closed_with_a_normal_close_is_caught(monkeypatch):
+    """connection-events: after a close with code 1000 the SDK ends its iteration instead of reconnecting, so
+    a drop the client reconnects after must close with a reconnecting code."""
+    from steersim.models.openai_ws import wire
+    from steersim.models.openai_ws.model import _Step
+
+    monkeypatch.setattr(_Step, "send_close", lambda self: self.events.append(
+        Event("server", "client", "websocket.close", wire.close_frame(1000, "bye"))))
+    statuses = {p.name: p.status for p in check(SPEC.build(SMALL), CheckOptions(keep_going=True)).properties}
+    assert statuses["connection-events"] == "violated"

@@ -601,6 +601,8 @@ class _Step:
         seq = self.seq(target if available else None)
         if self.bug == "restart-sequence-on-refusal":
             seq = 0
+        elif self.bug == "skip-sequence-on-refusal":
+            seq = self.seq(target if available else None)
         stream = self.stream(target) if available else None
         self.send(wire.steer_failed(seq, code, None, target, steer_input, stream))
         self.set_steer(number, REJECTED, code)
@@ -753,7 +755,9 @@ class _Step:
         self.carry = tuple(carried)
 
     def send_close(self) -> None:
-        self.events.append(Event(SERVER, CLIENT, "websocket.close", wire.close_frame(1011, "connection lost")))
+        """The close frame that tells the client its connection dropped (bug `silent-drop`: none)."""
+        if self.bug != "silent-drop":
+            self.events.append(Event(SERVER, CLIENT, "websocket.close", wire.close_frame(1011, "connection lost")))
 
 
 __all__ = ["OpenAIWsModel"]

@@ -368,6 +368,27 @@ class Judge:
             last[scope] = seq
         return True
 
+    def sequence_numbers_consecutive(self, s: WsState, a: Action, t: WsState, events: Events) -> bool:
+        """Each numbered event takes the next number of its scope: a response's stream counts 0, 1, 2, …
+        from its response.created, the connection's from its opening, with no number skipped or repeated
+        (A10: "steer events take the next number in the target response's sequence", "SSE-style, starting
+        at 0"). The scopes are inv20's; the next number of each is the count the state keeps of the numbers
+        its scope handed out (a response's `seq`, the connection's `conn_seq`)."""
+        per_scope = self.p["sequence_scope"] == "response"
+        following: dict[Any, int] = {}
+        for _, data, named in _numbered(events):
+            index = a.args[0] if named is None else named
+            available = index is not None and t.responses[index].conn == s.conn
+            scope = index if per_scope and available else "connection"
+            expected = following.get(scope)
+            if expected is None:
+                expected = s.conn_seq if scope == "connection" else (
+                    s.responses[index].seq if index < len(s.responses) else 0)
+            if data["sequence_number"] != expected:
+                return False
+            following[scope] = expected + 1
+        return True
+
     def client_rule(self, rule: str) -> Callable[[WsState, Action, WsState, Events], bool]:
         def holds(s: WsState, a: Action, t: WsState, events: Events) -> bool:
             if not a.kind.startswith("client."):
@@ -434,8 +455,14 @@ def _continued(params: Params, s: WsState) -> tuple[str, ...]:
 
 
 def _superseded(params: Params, s: WsState) -> tuple[str, ...]:
+    """The responses whose successor the client named, each successor read as the client reads it (as
+    `client.WireTracker` does): the first response whose response.created names it as previous_response_id."""
     named = named_responses(s)
-    return tuple(sorted(wire.response_id(i) for i, r in enumerate(s.responses) if r.successor in named))
+    first: dict[int, int] = {}
+    for index, r in enumerate(s.responses):
+        if r.parent >= 0:
+            first.setdefault(r.parent, index)
+    return tuple(sorted(wire.response_id(parent) for parent, successor in first.items() if successor in named))
 
 
 _VIEW_PARTS: Mapping[str, Callable[[Params, WsState], Any]] = {
@@ -478,6 +505,8 @@ INVARIANT_DOCS = {
     "inv19-response-lifecycle": "created first, one terminal event, nothing after it, incomplete_details iff "
                                 "incomplete",
     "inv20-sequence-numbers-increase": "sequence numbers strictly increase within their scope (A10)",
+    "sequence-numbers-consecutive": "each numbered event takes the next number of its scope, from 0 with no gap "
+                                    "(A10: the next number in the target response's sequence)",
     "inv21-bounded-queue": "no response holds more queued steers than pending_limit (A14)",
     "inv22-refusal-names-the-parent": "a steer refused for its parent's state says response_already_completed "
                                       "exactly when the parent completed (A3-A5)",
@@ -522,6 +551,7 @@ def step_invariants(params: Params) -> list[Always]:
         "inv18-output-never-rewritten": j.output_never_rewritten,
         "inv19-response-lifecycle": j.lifecycle_well_formed,
         "inv20-sequence-numbers-increase": j.sequence_numbers_increase,
+        "sequence-numbers-consecutive": j.sequence_numbers_consecutive,
         "safe-output-boundary": j.safe_output_boundary,
         "inv22-refusal-names-the-parent": j.refusal_names_the_parent,
     }
@@ -556,6 +586,7 @@ STEP_TRIGGERS: Mapping[str, Trigger] = {
     "inv18-output-never-rewritten": (TERMINAL_EVENTS, ()),
     "inv19-response-lifecycle": (LIFECYCLE_EVENTS, ()),
     "inv20-sequence-numbers-increase": (SEQUENCED_EVENTS, ()),
+    "sequence-numbers-consecutive": (SEQUENCED_EVENTS, ()),
     "safe-output-boundary": (("response.incomplete",), ()),
     "inv22-refusal-names-the-parent": ((), _STEER),
     "steer-admission-readings": ((), _STEER),
@@ -563,6 +594,7 @@ STEP_TRIGGERS: Mapping[str, Trigger] = {
     "response-lineage": (("response.created",), ("server.successor", "client.tool_output", "client.followup",
                                                   "server.start_queued")),
     "result-facts": (RESULT_EVENTS, ()),
+    "connection-events": (("websocket.close", "websocket.open"), ("fault.disconnect", "client.reconnect")),
     "terminal-events": ((), ("server.complete", "server.interrupt", "server.fail")),
     "steer-events": ((), ("client.steer", "client.create", "client.tool_output", "server.successor",
                           "server.successor_fails", "server.fail", "server.pending", "fault.disconnect")),
@@ -622,10 +654,17 @@ READING_DOCS = {
     "steer-events": "a steer whose fate changes in a step is told in it: accepted by response.steer.accepted, "
                     "waiting for tool output by response.steer.pending (R7), failed by response.steer.failed, "
                     "committed with its successor's response.created, lost with the connection",
+    "connection-events": "a connection that drops is told by its close frame, with a code the SDK reconnects on "
+                         "(1001, 1005, 1006, 1011, 1012, 1013 or 1015: \"With on_reconnecting, codes ... trigger a "
+                         "transparent reconnect\"; the model's client reconnects after a drop, R14), and a reconnect "
+                         "by the new socket's opening; no other step closes or opens one",
     "result-facts": "a hosted call's completion and the client's function_call_output are real tool results; "
                     "only a call abandoned by a drop gets a synthetic one",
 }
 
+
+# The close codes after which the SDK reconnects (spec, "Close handling"; 1000 ends the iteration normally).
+RECONNECT_CODES = frozenset((1001, 1005, 1006, 1011, 1012, 1013, 1015))
 
 # The event that tells the client (or, for a commit and a loss, the trace) each fate a steer can take.
 STEER_TOLD_BY = {ACCEPTED: "response.steer.accepted", PENDING: "response.steer.pending",
@@ -708,8 +747,17 @@ def reading_properties(p: Params) -> list[Always]:
                 return False
         return True
 
+    def connection_events(s: WsState, a: Action, t: WsState, events: tuple[Event, ...]) -> bool:
+        closes = [e.data for e in events if e.name == "websocket.close"]
+        opens = [e.data.get("connection") for e in events if e.name == "websocket.open"]
+        dropped = s.connected and not t.connected
+        opened = t.connected and (not s.connected or t.conn != s.conn)
+        return (len(closes) == dropped and opens == ([t.conn] if opened else [])
+                and all(close["code"] in RECONNECT_CODES for close in closes))
+
     checks = {"steer-admission-readings": admission, "batch-readings": batching, "response-lineage": lineage,
-              "result-facts": result_facts, "terminal-events": terminal_events, "steer-events": steer_events}
+              "result-facts": result_facts, "terminal-events": terminal_events, "steer-events": steer_events,
+              "connection-events": connection_events}
     return [Always(name, step=check, with_events=True, doc=READING_DOCS[name]) for name, check in checks.items()]
 
 
@@ -737,6 +785,10 @@ def behaviour_guards(p: Params) -> list[Property]:
         guards.append(Sometimes("sometimes-followup", state=lambda s: any(r.origin == "followup" for r in s.responses),
                                 doc="the client sends a new request after a chain ended"))
     if p["followups"] > 1:  # a second new request may wait in its lane's queue
+        guards.append(Sometimes(
+            "sometimes-request-queued", state=lambda s: bool(s.queued),
+            doc="a response.create arrives while its lane is busy and waits in the lane's queue (\"Requests with "
+                "the same stream_id are processed FIFO\"): without it queued-requests-start has nothing to judge"))
         guards.append(Eventually(
             "queued-requests-start", trigger=lambda s: bool(s.queued), goal=lambda s: not s.queued,
             doc="a response.create waiting in its lane's queue is served once the lane is free (\"Requests "

@@ -101,6 +101,10 @@ BUGS = (
     Bug("restart-sequence-on-refusal", "a refused steer's failure is numbered 0 instead of taking the next "
         "sequence number",
         "inv20-sequence-numbers-increase", {"followups": 0}),
+    Bug("skip-sequence-on-refusal", "a refused steer's failure takes the number after the next one, so its scope "
+        "skips a sequence number", "sequence-numbers-consecutive", {"followups": 0}),
+    Bug("silent-drop", "the server drops the connection without a close frame", "connection-events",
+        {"followups": 0}),
     Bug("interrupt-hosted-tool", "a queued steer interrupts a response while its hosted tool call is running",
         "safe-output-boundary", {"followups": 0}),
     Bug("queued-request-never-starts", "a new request that waits in its lane's queue is never started, though the "
