@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from steersim import CheckOptions, check
+from steersim.core.model import Action
 from steersim.core.product import Product
-from steersim.models.codex import SPEC
+from steersim.models.codex import SPEC, CodexModel
 from steersim.models.codex import protocol as P
 from steersim.models.codex.state import CodexState
 
@@ -67,3 +68,54 @@ def test_an_interrupt_fails_the_unsent_steer_and_persists_it():
     assert facts == ["history.appended(chain='thread', item='s1')", "steer.failed(id='s1', code='interrupted')",
                      "turn.ended(turn='t1', status='interrupted')"]
     assert s.history == ("p1", "s1") and s.running_tool == "c1"
+
+
+SMALL = {**WELL_FORMED, "turns": 1, "steers": 1}
+
+
+def _violated(model) -> set[str]:
+    result = check(model, CheckOptions(keep_going=True))
+    return {p.name for p in result.properties if p.status == "violated"}
+
+
+def test_facts_that_misread_the_events_are_caught(monkeypatch):
+    """facts-tell-the-step judges the mapping recorded runs are read with too: a command's own output read
+    as a synthetic result, or an agentMessage read as a user message, tells a story the thread does not."""
+    from steersim.core import facts as F
+    from steersim.models.codex import facts as codex_facts
+
+    original = codex_facts.facts
+    assert "facts-tell-the-step" not in _violated(SPEC.build(SMALL))
+
+    def synthetic(event):
+        return tuple(F.tool_result(f.get("call"), True) if f.name == "tool.result" else f for f in original(event))
+
+    monkeypatch.setattr(codex_facts, "facts", synthetic)
+    assert "facts-tell-the-step" in _violated(SPEC.build(SMALL))
+
+    def agent_as_user(event):
+        if event.name == "item/completed" and event.data["type"] == P.AGENT_MESSAGE:
+            return (F.history_appended("thread", event.data["item"]),)
+        return original(event)
+
+    monkeypatch.setattr(codex_facts, "facts", agent_as_user)
+    assert "facts-tell-the-step" in _violated(SPEC.build(SMALL))
+
+
+class _EagerClient(CodexModel):
+    """A client outside the scenario: it may read the thread back before any turn, and send a stale steer
+    in the first turn, when no earlier turn exists for it to name."""
+
+    def actions(self, s):
+        out = list(super().actions(s))
+        if not s.read and s.turns == 0:
+            out.append(Action("client", "client.read"))
+        if s.turns == 1 and s.phase != "idle" and P.STALE not in s.bad:
+            out.append(Action("client", "client.bad_steer", (P.STALE,)))
+        return out
+
+
+def test_a_client_outside_the_scenario_is_caught():
+    model = _EagerClient(SPEC.resolve({"turns": 1, "steers": 0, "interrupts": 0}))
+    assert "within-parameters" in _violated(model)
+    assert "within-parameters" not in _violated(SPEC.build({"turns": 1, "steers": 0, "interrupts": 0}))

@@ -154,6 +154,8 @@ class CodexModel(ModelBase[CodexState]):
             call = P.call_id(s.requests)
             if self.params["tool_on_interrupt"] == "runs_on":
                 running = call
+                if self.has_bug("complete-command-still-running"):
+                    events.append(P.item("completed", P.COMMAND, call, turn))
             if self.params["tool_on_interrupt"] == "stops":
                 events.append(P.item("completed", P.COMMAND, call, turn))
                 running = ""
@@ -193,7 +195,10 @@ class CodexModel(ModelBase[CodexState]):
     def _tool_finish(self, s: CodexState) -> Step:
         if s.running_tool:  # the turn was interrupted; the command ran on and ends now
             call, turn = s.running_tool, P.turn_id(s.turns)
-            return replace(s, running_tool=""), [P.tool_finished(call), P.item("completed", P.COMMAND, call, turn)]
+            events = [P.tool_finished(call)]
+            if not self.has_bug("complete-command-still-running"):  # that variant showed it at the interrupt
+                events.append(P.item("completed", P.COMMAND, call, turn))
+            return replace(s, running_tool=""), events
         call = P.call_id(s.requests)
         return replace(s, phase=BOUNDARY, need_request=True), [
             P.tool_finished(call), P.item("completed", P.COMMAND, call, self._turn(s))]

@@ -60,6 +60,9 @@ BUGS = (
     Bug("forget-running-tool", "an interrupt reports the running command completed and drops it, so its real "
         "result never arrives", "paired-tool-results",
         {"steers": 0, "turns": 1, "bad_steers": False}),
+    Bug("complete-command-still-running", "an interrupt shows the running command's item/completed although the "
+        "command runs on (\"this does not terminate background terminals\"), and its real end later shows nothing",
+        "facts-tell-the-step", {"steers": 0, "turns": 1, "bad_steers": False}),
 )
 
 DEFAULT_TIMING: Mapping[str, Any] = {
