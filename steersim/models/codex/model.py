@@ -148,7 +148,8 @@ class CodexModel(ModelBase[CodexState]):
     def _client_interrupt(self, s: CodexState) -> Step:
         turn = self._turn(s)
         events = [P.turn_interrupt(turn)]
-        events += self._abandon(s, turn)
+        if not self.has_bug("interrupt-drops-streaming-item"):
+            events += self._abandon(s, turn)
         running = ""
         if s.phase == TOOL:
             call = P.call_id(s.requests)

@@ -41,6 +41,20 @@ def items_complete(s: CodexState) -> bool:
     return s.phase != IDLE or not s.open_items
 
 
+def items_as_shown(s: CodexState, a: Action, t: CodexState, events: Sequence[Event]) -> bool:
+    """The agentMessage items a step starts and completes are exactly the ones it opens and closes, in that
+    order: the open items started-items-complete judges are the ones the client saw start and not end."""
+    started: list[str] = []
+    completed: list[str] = []
+    for e in events:
+        if e.name in ("item/started", "item/completed") and e.data["type"] == P.AGENT_MESSAGE:
+            (started if e.name == "item/started" else completed).append(e.data["item"])
+    if not started and not completed and s.open_items == t.open_items:
+        return True
+    return started == [i for i in t.open_items if i not in s.open_items] \
+        and completed == [i for i in s.open_items if i not in t.open_items]
+
+
 def acceptance_order(s: CodexState) -> bool:
     written = [m for m in s.history if m in s.accepted]
     return written == [m for m in s.accepted if m in written]
@@ -173,6 +187,10 @@ def properties(params: Mapping[str, Any], bug: str | None = None) -> Sequence[Pr
                    "turn/completed (under interrupt_pending=carry, by the next turn/start)"),
         Always("started-items-complete", state=items_complete,
                doc="every item/started is followed by its item/completed before its turn/completed"),
+        Always("items-shown-as-open", step=items_as_shown, with_events=True,
+               doc="an agentMessage item is open from its item/started to its item/completed, and only then: "
+                   "a step that ends a stream (the response ends, a steer preempts it, an interrupt) shows the "
+                   "item/completed of each item it closes"),
         Always("steers-in-acceptance-order", state=acceptance_order,
                doc="Codex writes steers into the thread in the order it acknowledged them"),
         Always("steer-preconditions", step=steer_answer_fits, with_events=True, events=("turn/steer",),

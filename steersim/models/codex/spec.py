@@ -63,6 +63,9 @@ BUGS = (
     Bug("complete-command-still-running", "an interrupt shows the running command's item/completed although the "
         "command runs on (\"this does not terminate background terminals\"), and its real end later shows nothing",
         "facts-tell-the-step", {"steers": 0, "turns": 1, "bad_steers": False}),
+    Bug("interrupt-drops-streaming-item", "an interrupt while the model streams ends the turn without the "
+        "agentMessage item's item/completed: the client never sees the item end", "items-shown-as-open",
+        {"steers": 0, "turns": 1, "bad_steers": False}),
 )
 
 DEFAULT_TIMING: Mapping[str, Any] = {
