@@ -3,6 +3,8 @@ the property it names, and the facts it emits tell a steer's whole story."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from steersim import CheckOptions, check
@@ -119,3 +121,29 @@ def test_a_client_outside_the_scenario_is_caught():
     model = _EagerClient(SPEC.resolve({"turns": 1, "steers": 0, "interrupts": 0}))
     assert "within-parameters" in _violated(model)
     assert "within-parameters" not in _violated(SPEC.build({"turns": 1, "steers": 0, "interrupts": 0}))
+
+
+def _statuses(model) -> dict[str, str]:
+    return {p.name: p.status for p in check(model, CheckOptions(keep_going=True)).properties}
+
+
+class _NeverPreempts(CodexModel):
+    """Codex that lets the stream run on although preempt_stream says a steer ends it."""
+
+    def _system_actions(self, s):
+        return [a for a in super()._system_actions(s) if a.kind != "codex.preempt"]
+
+
+class _AnswersWithoutAsking(CodexModel):
+    """Codex that may complete a new turn without a model request carrying its prompt."""
+
+    def _client_turn_start(self, s):
+        t, events = super()._client_turn_start(s)
+        return replace(t, need_request=False), events
+
+
+def test_a_narrowed_or_hasty_codex_is_caught():
+    params = SPEC.resolve({**WELL_FORMED, "turns": 1, "interrupts": 0})
+    assert _statuses(CodexModel(params))["steer-preempts-stream"] == "reached"
+    assert _statuses(_NeverPreempts(params))["steer-preempts-stream"] == "unreached"
+    assert _statuses(_AnswersWithoutAsking(params))["tool-output-sent-back"] == "violated"

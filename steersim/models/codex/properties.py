@@ -16,6 +16,7 @@ from steersim.core.model import Action, Always, Event, Property, Sometimes
 from steersim.models.codex import facts as codex_facts
 from steersim.models.codex import protocol as P
 from steersim.models.codex.state import (
+    BOUNDARY,
     EMPTY_INPUT,
     IDLE,
     INTERRUPTED,
@@ -53,6 +54,13 @@ def items_as_shown(s: CodexState, a: Action, t: CodexState, events: Sequence[Eve
         return True
     return started == [i for i in t.open_items if i not in s.open_items] \
         and completed == [i for i in s.open_items if i not in t.open_items]
+
+
+def preempted(s: CodexState) -> bool:
+    """A steer waits to be written at a boundary that a stream ended early: the model must be asked again,
+    although every message of the thread was carried by the turn's last request (no prompt to send yet) and
+    no command of the turn ran (no output to send). Only an abandoned stream leaves a turn so."""
+    return s.phase == BOUNDARY and bool(s.pending) and s.need_request and s.calls == 0 and s.sent == s.history
 
 
 def acceptance_order(s: CodexState) -> bool:
@@ -161,10 +169,21 @@ def facts_tell_the_step(s: CodexState, a: Action, t: CodexState, events: Sequenc
     return sorted(told, key=_by_name) == sorted(_done(s, a, t, events), key=_by_name)
 
 
+# what each malformed steer of the scenario sends: (expectedTurnId, whether the input is empty)
+MALFORMED = {P.STALE: (P.STALE, False), P.BOGUS: (P.BOGUS, False), "empty": (P.ACTIVE, True)}
+
+
 def within_parameters(params: Mapping[str, Any]) -> Callable[..., bool]:
     """The client and the backend stay within the scenario the parameters name, so that the check explores
     that environment and no other."""
     def within(s: CodexState, a: Action, t: CodexState, events: Sequence[Event]) -> bool:
+        if s.read and a.kind.startswith("client."):  # thread/read ends the client's run
+            return False
+        if a.kind == "client.steer" and s.turns == 0:  # a steer names the latest turn: there must be one
+            return False
+        if a.kind == "client.bad_steer" and any((e.data["expected"], e.data["empty"]) != MALFORMED[a.args[0]]
+                                                for e in events if e.name == "turn/steer"):
+            return False
         if a.kind == "client.bad_steer" and (not params["bad_steers"] or s.phase == IDLE
                                              or (a.args == (P.STALE,) and s.turns < 2) or a.args[0] in s.bad):
             return False
@@ -219,22 +238,31 @@ def properties(params: Mapping[str, Any], bug: str | None = None) -> Sequence[Pr
                    "in) tell what the step did to the thread: the steer it submits and its answer, the turn it "
                    "starts or ends, the steers a model request carries first or an interrupt cuts, the command "
                    "it starts and the real result of each command that ends, the user messages it writes"),
-        Always("tool-output-sent-back", step=lambda s, a, t: a.kind != "codex.end_turn" or not s.need_request,
+        Always("tool-output-sent-back",
+               step=lambda s, a, t: a.kind != "codex.end_turn" or (not s.need_request and s.sent == s.history),
                kinds=("codex.end_turn",),
-               doc="a turn completes only after a model request has carried every command output and every steer "
-                   "written since the last one (the response it ends on saw them)"),
+               doc="a turn completes only after a model request has carried every command output and every user "
+                   "message of the thread, its prompt and every steer written since the last request (the "
+                   "response it ends on saw them)"),
     ]
     if params["turns"] > params["interrupts"]:
         out.append(Sometimes("turn-completes", state=lambda s: s.read and s.turns > s.interrupts,
                              doc="some turn ends with turn/completed status completed (not interrupted) and the "
                                  "client reads the thread back"))
     if params["tool_calls"] > 0:
+        out.append(Sometimes("command-runs", state=lambda s: s.phase == TOOL,
+                             doc="the model runs a command (exec_command) in some turn"))
         out.append(Sometimes("tool-output-reaches-model", state=lambda s: s.phase == SAMPLING and s.calls > 0,
                              doc="some model request of a turn carries the output of a command it ran"))
     if params["steers"] > 0:
         out.append(Sometimes("steer-reaches-model-mid-turn",
                              state=lambda s: any(m in s.sent for m in s.accepted if m.startswith("s")),
                              doc="some steer turn/steer acknowledged is carried by a model request of its turn"))
+    if params["steers"] > 0 and params["preempt_stream"]:
+        out.append(Sometimes("steer-preempts-stream", state=preempted,
+                             doc="a steer acknowledged while the model streams ends that request at once: Codex "
+                                 "abandons the stream and writes the steer before it samples again "
+                                 "(preempt_stream)"))
     if params["steers"] > 0 and params["interrupts"] > 0:
         out.append(Sometimes("interrupt-with-pending-steer",
                              state=lambda s: s.phase == IDLE and s.interrupts > 0 and bool(s.accepted)
