@@ -153,11 +153,12 @@ class CodexModel(ModelBase[CodexState]):
         running = ""
         if s.phase == TOOL:
             call = P.call_id(s.requests)
-            if self.params["tool_on_interrupt"] == "runs_on":
+            reading = "stops" if self.has_bug("interrupt-stops-command") else self.params["tool_on_interrupt"]
+            if reading == "runs_on":
                 running = call
                 if self.has_bug("complete-command-still-running"):
                     events.append(P.item("completed", P.COMMAND, call, turn))
-            if self.params["tool_on_interrupt"] == "stops":
+            if reading == "stops":
                 events.append(P.item("completed", P.COMMAND, call, turn))
                 running = ""
             if self.has_bug("forget-running-tool"):

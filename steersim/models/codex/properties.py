@@ -63,6 +63,22 @@ def preempted(s: CodexState) -> bool:
     return s.phase == BOUNDARY and bool(s.pending) and s.need_request and s.calls == 0 and s.sent == s.history
 
 
+def command_at_interrupt(runs_on: bool) -> Callable[..., bool]:
+    """A command running when the turn is interrupted completes after turn/completed, when it ends
+    (`tool_on_interrupt=runs_on`, the pinned build), or its item/completed comes before turn/completed
+    (`stops`)."""
+    def fits(s: CodexState, a: Action, t: CodexState, events: Sequence[Event]) -> bool:
+        if s.phase != TOOL:
+            return True
+        call = P.call_id(s.requests)
+        names = [e.name for e in events if e.name == "turn/completed"
+                 or (e.name == "item/completed" and e.data["type"] == P.COMMAND and e.data["item"] == call)]
+        if runs_on:
+            return names == ["turn/completed"] and t.running_tool == call
+        return names == ["item/completed", "turn/completed"] and not t.running_tool
+    return fits
+
+
 def acceptance_order(s: CodexState) -> bool:
     written = [m for m in s.history if m in s.accepted]
     return written == [m for m in s.accepted if m in written]
@@ -233,6 +249,11 @@ def properties(params: Mapping[str, Any], bug: str | None = None) -> Sequence[Pr
                    "(thread/read) only at the end of its run (after a turn, none active, no command running on, "
                    "no acknowledged steer waiting), and the model makes at most tool_calls calls per turn: the "
                    "check explores the environment its parameters name"),
+        Always("command-at-interrupt", step=command_at_interrupt(params["tool_on_interrupt"] == "runs_on"),
+               with_events=True, kinds=("client.interrupt",),
+               doc="turn/interrupt does not stop a running command (\"this does not terminate background "
+                   "terminals\"): its item/completed follows turn/completed, when it ends (under "
+                   "tool_on_interrupt=stops, it comes before turn/completed)"),
         Always("facts-tell-the-step", step=facts_tell_the_step, with_events=True,
                doc="the facts each step's events read as (the common vocabulary the harness reads recorded runs "
                    "in) tell what the step did to the thread: the steer it submits and its answer, the turn it "

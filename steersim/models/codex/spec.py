@@ -66,6 +66,9 @@ BUGS = (
     Bug("interrupt-drops-streaming-item", "an interrupt while the model streams ends the turn without the "
         "agentMessage item's item/completed: the client never sees the item end", "items-shown-as-open",
         {"steers": 0, "turns": 1, "bad_steers": False}),
+    Bug("interrupt-stops-command", "turn/interrupt terminates the running command, whose item/completed comes "
+        "before turn/completed, although the protocol says an interrupt does not terminate background terminals",
+        "command-at-interrupt", {"steers": 0, "turns": 1, "bad_steers": False}),
 )
 
 DEFAULT_TIMING: Mapping[str, Any] = {
