@@ -142,8 +142,18 @@ class _AnswersWithoutAsking(CodexModel):
         return replace(t, need_request=False), events
 
 
+class _IgnoresCommandEnd(CodexModel):
+    """Codex that does not ask the model again when a command ends (only a written steer makes it)."""
+
+    def _tool_finish(self, s):
+        t, events = super()._tool_finish(s)
+        return replace(t, need_request=t.need_request and bool(s.running_tool)), events
+
+
 def test_a_narrowed_or_hasty_codex_is_caught():
     params = SPEC.resolve({**WELL_FORMED, "turns": 1, "interrupts": 0})
     assert _statuses(CodexModel(params))["steer-preempts-stream"] == "reached"
     assert _statuses(_NeverPreempts(params))["steer-preempts-stream"] == "unreached"
     assert _statuses(_AnswersWithoutAsking(params))["tool-output-sent-back"] == "violated"
+    assert _statuses(CodexModel(params))["tool-output-reaches-model"] == "reached"
+    assert _statuses(_IgnoresCommandEnd(params))["tool-output-reaches-model"] == "unreached"

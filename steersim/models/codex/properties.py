@@ -273,8 +273,11 @@ def properties(params: Mapping[str, Any], bug: str | None = None) -> Sequence[Pr
     if params["tool_calls"] > 0:
         out.append(Sometimes("command-runs", state=lambda s: s.phase == TOOL,
                              doc="the model runs a command (exec_command) in some turn"))
-        out.append(Sometimes("tool-output-reaches-model", state=lambda s: s.phase == SAMPLING and s.calls > 0,
-                             doc="some model request of a turn carries the output of a command it ran"))
+        out.append(Sometimes("tool-output-reaches-model",
+                             state=lambda s: s.phase == SAMPLING and s.calls > 0 and len(s.history) == s.turns,
+                             doc="some model request of a turn carries the output of a command it ran, asked for "
+                                 "by the command's end itself (the thread holds only the turns' prompts, so no "
+                                 "written steer asked for it)"))
     if params["steers"] > 0:
         out.append(Sometimes("steer-reaches-model-mid-turn",
                              state=lambda s: any(m in s.sent for m in s.accepted if m.startswith("s")),
