@@ -148,13 +148,17 @@ class CodexModel(ModelBase[CodexState]):
     def _client_interrupt(self, s: CodexState) -> Step:
         turn = self._turn(s)
         events = [P.turn_interrupt(turn)]
-        events += self._abandon(s, turn)
+        if not self.has_bug("interrupt-drops-streaming-item"):
+            events += self._abandon(s, turn)
         running = ""
         if s.phase == TOOL:
             call = P.call_id(s.requests)
-            if self.params["tool_on_interrupt"] == "runs_on":
+            reading = "stops" if self.has_bug("interrupt-stops-command") else self.params["tool_on_interrupt"]
+            if reading == "runs_on":
                 running = call
-            if self.params["tool_on_interrupt"] == "stops":
+                if self.has_bug("complete-command-still-running"):
+                    events.append(P.item("completed", P.COMMAND, call, turn))
+            if reading == "stops":
                 events.append(P.item("completed", P.COMMAND, call, turn))
                 running = ""
             if self.has_bug("forget-running-tool"):
@@ -193,7 +197,10 @@ class CodexModel(ModelBase[CodexState]):
     def _tool_finish(self, s: CodexState) -> Step:
         if s.running_tool:  # the turn was interrupted; the command ran on and ends now
             call, turn = s.running_tool, P.turn_id(s.turns)
-            return replace(s, running_tool=""), [P.tool_finished(call), P.item("completed", P.COMMAND, call, turn)]
+            events = [P.tool_finished(call)]
+            if not self.has_bug("complete-command-still-running"):  # that variant showed it at the interrupt
+                events.append(P.item("completed", P.COMMAND, call, turn))
+            return replace(s, running_tool=""), events
         call = P.call_id(s.requests)
         return replace(s, phase=BOUNDARY, need_request=True), [
             P.tool_finished(call), P.item("completed", P.COMMAND, call, self._turn(s))]

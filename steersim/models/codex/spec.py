@@ -60,6 +60,15 @@ BUGS = (
     Bug("forget-running-tool", "an interrupt reports the running command completed and drops it, so its real "
         "result never arrives", "paired-tool-results",
         {"steers": 0, "turns": 1, "bad_steers": False}),
+    Bug("complete-command-still-running", "an interrupt shows the running command's item/completed although the "
+        "command runs on (\"this does not terminate background terminals\"), and its real end later shows nothing",
+        "facts-tell-the-step", {"steers": 0, "turns": 1, "bad_steers": False}),
+    Bug("interrupt-drops-streaming-item", "an interrupt while the model streams ends the turn without the "
+        "agentMessage item's item/completed: the client never sees the item end", "items-shown-as-open",
+        {"steers": 0, "turns": 1, "bad_steers": False}),
+    Bug("interrupt-stops-command", "turn/interrupt terminates the running command, whose item/completed comes "
+        "before turn/completed, although the protocol says an interrupt does not terminate background terminals",
+        "command-at-interrupt", {"steers": 0, "turns": 1, "bad_steers": False}),
 )
 
 DEFAULT_TIMING: Mapping[str, Any] = {
