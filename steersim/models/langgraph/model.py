@@ -106,7 +106,8 @@ class LangGraphModel(ModelBase):
 
     def _run_actions(self, s: S, j: int) -> list[Action]:
         out: list[Action] = []
-        if not s.responded[j] and s.status[j] != NONE and not self._cancelling(s, j):
+        if not s.responded[j] and s.status[j] != NONE and not self._cancelling(s, j) and not (
+                self.bug == "refusal-left-unanswered" and s.status[j] == REJECTING):
             out.append(Action("client", "client.respond", (j,)))
         if s.to_signal[j]:
             out.append(Action("server", "server.signal", (j,)))
@@ -146,9 +147,10 @@ class LangGraphModel(ModelBase):
         checkpoints until the control message reaches it (`worker.checkpoint`)."""
         return s.task[j] == ACTIVE and s.status[j] == RUNNING and not s.cancel[j]
 
-    @staticmethod
-    def _cancelling(s: S, j: int) -> bool:
+    def _cancelling(self, s: S, j: int) -> bool:
         """A creation answers after its own cancellations have been carried out (they are gathered)."""
+        if self.bug == "answers-before-cancelling":
+            return False
         return any(s.canceller[v] == j and (s.to_signal[v] or s.to_delete[v]) for v in range(j))
 
     def _stream_over(self, s: S, j: int) -> bool:
@@ -294,7 +296,8 @@ class LangGraphModel(ModelBase):
         n = s.written[j]
         if n == 0:
             head = self.head(s)
-            values, parent = (head.values, head.name) if head else ((), None)
+            values, parent = (head.values, head.name) if head and self.bug != "run-starts-from-empty-state" else (
+                (), None)
             adds = ""
         else:
             previous = s.memory[j]
@@ -333,9 +336,8 @@ class LangGraphModel(ModelBase):
     def interrupted_thread_status(self, s: S, j: int) -> str:
         return interrupted_thread_status(s, j, self.last_checkpoint, self.interrupted_status)
 
-    @staticmethod
-    def _thread(s: S, status: str, values: tuple[str, ...], events: list[Event]) -> tuple[S, list[Event]]:
-        if (status, values) == (s.thread_status, s.thread_values):
+    def _thread(self, s: S, status: str, values: tuple[str, ...], events: list[Event]) -> tuple[S, list[Event]]:
+        if (status, values) == (s.thread_status, s.thread_values) and self.bug != "thread-announced-unchanged":
             return s, events
         t = with_(s, thread_status=status, thread_values=values)
         return t, [*events, Event("server", "client", "thread", {"status": status, "values": values})]
