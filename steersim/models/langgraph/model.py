@@ -119,7 +119,7 @@ class LangGraphModel(ModelBase):
         if self.can_progress(s, j):
             if s.written[j] == self.last_checkpoint + 1:
                 out.append(Action(worker, "worker.finish", (j,)))
-            if self.node_errors and 1 <= s.written[j] <= self.last_checkpoint:
+            if self.node_errors and 1 <= s.written[j] <= self.last_checkpoint + (self.bug == "error-after-last-node"):
                 out.append(Action(worker, "worker.fail", (j,)))
         if s.task[j] == ACTIVE and s.cancel[j] and not s.to_signal[j] and not s.delivered[j]:
             out.append(Action(worker, "worker.notice", (j,)))
@@ -130,7 +130,8 @@ class LangGraphModel(ModelBase):
         if s.task[j] == FINISHED:
             out.append(Action(worker, "worker.stop", (j,)))
         stream = f"stream:{run_name(j)}"
-        if self.joins and not s.was_joined[j] and s.status[j] not in (NONE, REJECTING, REJECTED):
+        if self.joins and not s.was_joined[j] and (s.status[j] not in (NONE, REJECTING, REJECTED) or (
+                self.bug == "join-refused-run" and s.status[j] == REJECTED)):
             out.append(Action(stream, "stream.join", (j,)))
         if s.joined[j] and self._stream_over(s, j):
             out.append(Action(stream, "stream.leave", (j,)))

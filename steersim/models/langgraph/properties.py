@@ -190,6 +190,13 @@ def properties(config: Mapping[str, Any]) -> Sequence[Property]:
         k = a.args[0]
         return not any(c == k and (s.to_signal[v] or s.to_delete[v]) for v, c in enumerate(s.canceller))
 
+    def fails_in_a_node(s: S, a: Action, t: S, events: Sequence[Event]) -> bool:
+        return all(1 <= t.written[run_index(e)] <= last_checkpoint for e in events
+                   if e.name == "run.status" and e.data["status"] == ERROR)
+
+    def joins_stored(s: S, a: Action, t: S) -> bool:
+        return s.status[a.args[0]] not in STORED_NOT
+
     def stream_ends(s: S, a: Action, t: S) -> bool:
         if a.kind != "stream.leave":
             return True
@@ -224,6 +231,12 @@ def properties(config: Mapping[str, Any]) -> Sequence[Property]:
         Always("creation-answers-after-cancelling", step=answers_after_cancelling, kinds=("client.respond",),
                doc="an interrupt or rollback creation answers only once the cancellations it asked for are "
                    "carried out: control messages sent, rolled-back runs deleted"),
+        Always("run-fails-in-a-node", step=fails_in_a_node, with_events=True, events=("run.status",),
+               doc="a run ends in error only from a node that raised: once its input checkpoint is written and "
+                   "before its last node's checkpoint (a run whose nodes all completed succeeds)"),
+        Always("stream-joins-a-stored-run", step=joins_stored, kinds=("stream.join",),
+               doc="a stream client joins only a run its creation stored (it has the run's id from the 200 "
+                   "answer or the run list), not one never created or refused with 409"),
         Eventually("thread-settles", trigger=lambda s: not settled(s), goal=settled,
                    doc="whatever the client does, every creation is answered, every cancellation carried out, "
                        "every run ends, its task stops and every stream ends"),

@@ -64,6 +64,10 @@ BUGS = (
     Bug("refusal-left-unanswered", "a creation the reject strategy refuses never gets its 409: the client waits "
         "for ever", "thread-settles", {"strategy": "reject", "stream_clients": False, "node_errors": False,
                                        "cancels": 0}),
+    Bug("error-after-last-node", "a run whose last node has written its checkpoint may still end in error",
+        "run-fails-in-a-node", {"runs": 1, "stream_clients": False, "cancels": 0}),
+    Bug("join-refused-run", "a stream client joins a run its creation refused (409), which has no record",
+        "stream-joins-a-stored-run", {"strategy": "reject", "node_errors": False, "cancels": 0}),
 )
 
 DEFAULT_TIMING: Mapping[str, Any] = {
