@@ -138,3 +138,19 @@ def test_the_thread_settles_only_once_every_creation_is_answered():
     states = [t for _, _, t, _ in _walk(model, STEPS)]
     assert not settled(states[-1])  # r2 is pending and unanswered
     assert not any(settled(s) for s in states[:-1]) and settled(model.init_states()[0])
+
+
+def test_a_run_fails_only_in_a_node_and_streams_join_only_stored_runs():
+    """A run whose last node wrote its checkpoint may only finish (with the bug it may still fail); a stream
+    client may join a refused run only with the bug."""
+    for bug, offered in ((None, {"worker.finish"}), ("error-after-last-node", {"worker.finish", "worker.fail"})):
+        model = SPEC.build({"runs": 1, "stream_clients": False, "cancels": 0}, bug)
+        *_, (_, _, s, _) = _walk(model, [("client.create", (0, "reject")), ("dispatcher.pick", ()),
+                                         *[("worker.checkpoint", (0,))] * 3])
+        assert {a.kind for a in model.actions(s) if a.actor == "worker:r1"} == offered
+    steps = [("client.create", (0, "reject")), ("client.create", (1, "reject")), ("client.respond", (1,))]
+    for bug, joins in ((None, False), ("join-refused-run", True)):
+        *_, (_, _, s, _) = _walk(SPEC.build({"strategy": "reject", "cancels": 0}, bug), steps)
+        assert s.status[1] == "rejected"
+        assert any(a.kind == "stream.join" and a.args == (1,) for a in SPEC.build(
+            {"strategy": "reject", "cancels": 0}, bug).actions(s)) is joins

@@ -85,6 +85,9 @@ class LangGraphModel(ModelBase):
         self.node_errors: bool = p["node_errors"]
         self.interrupted_status: str = p["interrupted_thread_status"]
         self.cancels: int = p["cancels"]
+        # the records no answer is sent for, and no stream client joins (bugs refusal-left-unanswered, join-refused-run)
+        self.unanswered = (REJECTING,) if self.bug == "refusal-left-unanswered" else ()
+        self.unjoinable = (NONE, REJECTING) if self.bug == "join-refused-run" else (NONE, REJECTING, REJECTED)
 
     # ------------------------------------------------------------------ actions
     def init_states(self) -> Sequence[S]:
@@ -106,8 +109,8 @@ class LangGraphModel(ModelBase):
 
     def _run_actions(self, s: S, j: int) -> list[Action]:
         out: list[Action] = []
-        if not s.responded[j] and s.status[j] != NONE and not self._cancelling(s, j) and not (
-                self.bug == "refusal-left-unanswered" and s.status[j] == REJECTING):
+        if not s.responded[j] and s.status[j] != NONE and not self._cancelling(s, j) and (
+                s.status[j] not in self.unanswered):
             out.append(Action("client", "client.respond", (j,)))
         if s.to_signal[j]:
             out.append(Action("server", "server.signal", (j,)))
@@ -130,8 +133,7 @@ class LangGraphModel(ModelBase):
         if s.task[j] == FINISHED:
             out.append(Action(worker, "worker.stop", (j,)))
         stream = f"stream:{run_name(j)}"
-        if self.joins and not s.was_joined[j] and (s.status[j] not in (NONE, REJECTING, REJECTED) or (
-                self.bug == "join-refused-run" and s.status[j] == REJECTED)):
+        if self.joins and not s.was_joined[j] and s.status[j] not in self.unjoinable:
             out.append(Action(stream, "stream.join", (j,)))
         if s.joined[j] and self._stream_over(s, j):
             out.append(Action(stream, "stream.leave", (j,)))
@@ -150,9 +152,8 @@ class LangGraphModel(ModelBase):
 
     def _cancelling(self, s: S, j: int) -> bool:
         """A creation answers after its own cancellations have been carried out (they are gathered)."""
-        if self.bug == "answers-before-cancelling":
-            return False
-        return any(s.canceller[v] == j and (s.to_signal[v] or s.to_delete[v]) for v in range(j))
+        return self.bug != "answers-before-cancelling" and any(
+            s.canceller[v] == j and (s.to_signal[v] or s.to_delete[v]) for v in range(j))
 
     def _stream_over(self, s: S, j: int) -> bool:
         if self.bug == "stream-ends-early" and s.status[j] == RUNNING:
