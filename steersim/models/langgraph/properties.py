@@ -182,20 +182,23 @@ def properties(config: Mapping[str, Any]) -> Sequence[Property]:
         return True
 
     def history(s: S, a: Action, t: S) -> bool:
-        new = t.checkpoints[len(s.checkpoints):]
-        return t.checkpoints[:len(s.checkpoints)] == s.checkpoints and all(
-            continues(s.checkpoints, c) for c in new)
+        if s.checkpoints is t.checkpoints:
+            return True
+        if a.kind == "worker.checkpoint" and t.checkpoints[:len(s.checkpoints)] != s.checkpoints:
+            return False  # a write keeps every stored checkpoint and appends its own
+        before = {c.name for c in s.checkpoints}
+        return all(continues(s.checkpoints, c) for c in t.checkpoints if c.name not in before)
 
     def answers_after_cancelling(s: S, a: Action, t: S) -> bool:
-        k = a.args[0]
-        return not any(c == k and (s.to_signal[v] or s.to_delete[v]) for v, c in enumerate(s.canceller))
+        k = a.args[0] if a.kind == "client.respond" else None
+        return k is None or not any(c == k and (s.to_signal[v] or s.to_delete[v]) for v, c in enumerate(s.canceller))
 
     def fails_in_a_node(s: S, a: Action, t: S, events: Sequence[Event]) -> bool:
         return all(1 <= t.written[run_index(e)] <= last_checkpoint for e in events
                    if e.name == "run.status" and e.data["status"] == ERROR)
 
     def joins_stored(s: S, a: Action, t: S) -> bool:
-        return s.status[a.args[0]] not in STORED_NOT
+        return a.kind != "stream.join" or s.status[a.args[0]] not in STORED_NOT
 
     def stream_ends(s: S, a: Action, t: S) -> bool:
         if a.kind != "stream.leave":
