@@ -10,6 +10,7 @@ from steersim import Product
 from steersim.core.model import Event
 from steersim.models.langgraph import SPEC
 from steersim.models.langgraph.facts import facts
+from steersim.models.langgraph.properties import continues, settled, shown
 
 BUGS = {bug.name: bug for bug in SPEC.variants}
 
@@ -18,7 +19,9 @@ def test_default_configuration_holds():
     result = checking.assert_all_hold(SPEC, {})
     names = {p.name for p in result.properties}
     assert {"one-active-turn", "rollback-leaves-no-trace", "reject-409-iff-in-flight",
-            "thread-agrees-with-last-run", "running-run-rolled-back"} <= names
+            "thread-agrees-with-last-run", "running-run-rolled-back", "events-tell-record-changes",
+            "checkpoints-continue-history", "creation-answers-after-cancelling", "thread-settles",
+            "node-error-ends-run", "creation-refused"} <= names
 
 
 @pytest.mark.parametrize("params", [
@@ -88,3 +91,66 @@ def test_a_run_rolled_back_then_interrupted_writes_the_thread_only_while_its_rec
         s, _ = model.step(s, next(a for a in model.actions(s) if a.kind == kind and a.args == args))
     assert s.checkpoints == () and s.status[0] == "deleted" and s.thread_status == "busy"
     assert s.thread_values == (("r1",) if settle_first else ())
+
+
+def _walk(model, steps):
+    s = model.init_states()[0]
+    for kind, args in steps:
+        a = next(a for a in model.actions(s) if a.kind == kind and a.args == args)
+        t, events = model.step(s, a)
+        yield s, a, t, events
+        s = t
+
+
+def _as_shown(events):
+    return sorted((e.name, repr(sorted(e.data.items()))) for e in events)
+
+
+STEPS = [("client.create", (0, "enqueue")), ("client.respond", (0,)), ("dispatcher.pick", ()),
+         ("client.create", (1, "enqueue")), ("worker.checkpoint", (0,)), ("worker.checkpoint", (0,)),
+         ("worker.checkpoint", (0,)), ("worker.finish", (0,)), ("worker.stop", (0,))]
+PARAMS = {"strategy": "enqueue", "stream_clients": False, "node_errors": False, "cancels": 0}
+
+
+def test_each_step_shows_what_changed_in_the_records():
+    """The model's events of each step are the changes the recorder would read off the records; announcing
+    the busy thread again when a second run is enqueued is one change too many."""
+    for s, a, t, events in _walk(SPEC.build(PARAMS), STEPS):
+        assert _as_shown(events) == _as_shown([Event("", "", n, d) for n, d in shown(s, a, t)]), a
+    enqueued = list(_walk(SPEC.build(PARAMS, "thread-announced-unchanged"), STEPS[:4]))[-1]
+    s, a, t, events = enqueued
+    assert (s.thread_status, t.thread_status) == ("busy", "busy")
+    assert "thread" in [e.name for e in events] and "thread" not in [n for n, _ in shown(s, a, t)]
+
+
+def test_a_run_starts_from_the_threads_latest_checkpoint():
+    """r2's input checkpoint has r1's last checkpoint as parent and its values; with the bug it starts empty."""
+    steps = [*STEPS, ("client.respond", (1,)), ("dispatcher.pick", ()), ("worker.checkpoint", (1,))]
+    for bug, holds in ((None, True), ("run-starts-from-empty-state", False)):
+        *_, (s, _, t, _) = _walk(SPEC.build(PARAMS, bug), steps)
+        written = t.checkpoints[-1]
+        assert written.name == "r2.0" and continues(s.checkpoints, written) is holds
+        assert (written.parent, written.values) == (("r1.2", ("r1", "r1.1")) if holds else (None, ()))
+
+
+def test_the_thread_settles_only_once_every_creation_is_answered():
+    model = SPEC.build(PARAMS)
+    states = [t for _, _, t, _ in _walk(model, STEPS)]
+    assert not settled(states[-1])  # r2 is pending and unanswered
+    assert not any(settled(s) for s in states[:-1]) and settled(model.init_states()[0])
+
+
+def test_a_run_fails_only_in_a_node_and_streams_join_only_stored_runs():
+    """A run whose last node wrote its checkpoint may only finish (with the bug it may still fail); a stream
+    client may join a refused run only with the bug."""
+    for bug, offered in ((None, {"worker.finish"}), ("error-after-last-node", {"worker.finish", "worker.fail"})):
+        model = SPEC.build({"runs": 1, "stream_clients": False, "cancels": 0}, bug)
+        *_, (_, _, s, _) = _walk(model, [("client.create", (0, "reject")), ("dispatcher.pick", ()),
+                                         *[("worker.checkpoint", (0,))] * 3])
+        assert {a.kind for a in model.actions(s) if a.actor == "worker:r1"} == offered
+    steps = [("client.create", (0, "reject")), ("client.create", (1, "reject")), ("client.respond", (1,))]
+    for bug, joins in ((None, False), ("join-refused-run", True)):
+        *_, (_, _, s, _) = _walk(SPEC.build({"strategy": "reject", "cancels": 0}, bug), steps)
+        assert s.status[1] == "rejected"
+        assert any(a.kind == "stream.join" and a.args == (1,) for a in SPEC.build(
+            {"strategy": "reject", "cancels": 0}, bug).actions(s)) is joins

@@ -85,6 +85,9 @@ class LangGraphModel(ModelBase):
         self.node_errors: bool = p["node_errors"]
         self.interrupted_status: str = p["interrupted_thread_status"]
         self.cancels: int = p["cancels"]
+        # the records no answer is sent for, and no stream client joins (bugs refusal-left-unanswered, join-refused-run)
+        self.unanswered = (REJECTING,) if self.bug == "refusal-left-unanswered" else ()
+        self.unjoinable = (NONE, REJECTING) if self.bug == "join-refused-run" else (NONE, REJECTING, REJECTED)
 
     # ------------------------------------------------------------------ actions
     def init_states(self) -> Sequence[S]:
@@ -106,7 +109,8 @@ class LangGraphModel(ModelBase):
 
     def _run_actions(self, s: S, j: int) -> list[Action]:
         out: list[Action] = []
-        if not s.responded[j] and s.status[j] != NONE and not self._cancelling(s, j):
+        if not s.responded[j] and s.status[j] != NONE and not self._cancelling(s, j) and (
+                s.status[j] not in self.unanswered):
             out.append(Action("client", "client.respond", (j,)))
         if s.to_signal[j]:
             out.append(Action("server", "server.signal", (j,)))
@@ -118,7 +122,7 @@ class LangGraphModel(ModelBase):
         if self.can_progress(s, j):
             if s.written[j] == self.last_checkpoint + 1:
                 out.append(Action(worker, "worker.finish", (j,)))
-            if self.node_errors and 1 <= s.written[j] <= self.last_checkpoint:
+            if self.node_errors and 1 <= s.written[j] <= self.last_checkpoint + (self.bug == "error-after-last-node"):
                 out.append(Action(worker, "worker.fail", (j,)))
         if s.task[j] == ACTIVE and s.cancel[j] and not s.to_signal[j] and not s.delivered[j]:
             out.append(Action(worker, "worker.notice", (j,)))
@@ -129,7 +133,7 @@ class LangGraphModel(ModelBase):
         if s.task[j] == FINISHED:
             out.append(Action(worker, "worker.stop", (j,)))
         stream = f"stream:{run_name(j)}"
-        if self.joins and not s.was_joined[j] and s.status[j] not in (NONE, REJECTING, REJECTED):
+        if self.joins and not s.was_joined[j] and s.status[j] not in self.unjoinable:
             out.append(Action(stream, "stream.join", (j,)))
         if s.joined[j] and self._stream_over(s, j):
             out.append(Action(stream, "stream.leave", (j,)))
@@ -146,10 +150,10 @@ class LangGraphModel(ModelBase):
         checkpoints until the control message reaches it (`worker.checkpoint`)."""
         return s.task[j] == ACTIVE and s.status[j] == RUNNING and not s.cancel[j]
 
-    @staticmethod
-    def _cancelling(s: S, j: int) -> bool:
+    def _cancelling(self, s: S, j: int) -> bool:
         """A creation answers after its own cancellations have been carried out (they are gathered)."""
-        return any(s.canceller[v] == j and (s.to_signal[v] or s.to_delete[v]) for v in range(j))
+        return self.bug != "answers-before-cancelling" and any(
+            s.canceller[v] == j and (s.to_signal[v] or s.to_delete[v]) for v in range(j))
 
     def _stream_over(self, s: S, j: int) -> bool:
         if self.bug == "stream-ends-early" and s.status[j] == RUNNING:
@@ -294,7 +298,8 @@ class LangGraphModel(ModelBase):
         n = s.written[j]
         if n == 0:
             head = self.head(s)
-            values, parent = (head.values, head.name) if head else ((), None)
+            values, parent = (head.values, head.name) if head and self.bug != "run-starts-from-empty-state" else (
+                (), None)
             adds = ""
         else:
             previous = s.memory[j]
@@ -333,9 +338,8 @@ class LangGraphModel(ModelBase):
     def interrupted_thread_status(self, s: S, j: int) -> str:
         return interrupted_thread_status(s, j, self.last_checkpoint, self.interrupted_status)
 
-    @staticmethod
-    def _thread(s: S, status: str, values: tuple[str, ...], events: list[Event]) -> tuple[S, list[Event]]:
-        if (status, values) == (s.thread_status, s.thread_values):
+    def _thread(self, s: S, status: str, values: tuple[str, ...], events: list[Event]) -> tuple[S, list[Event]]:
+        if (status, values) == (s.thread_status, s.thread_values) and self.bug != "thread-announced-unchanged":
             return s, events
         t = with_(s, thread_status=status, thread_values=values)
         return t, [*events, Event("server", "client", "thread", {"status": status, "values": values})]

@@ -52,6 +52,22 @@ BUGS = (
     Bug("cancel-pending-idles-thread", "cancelling a pending run marks the thread idle while other runs are in flight",
         "thread-busy-while-in-flight", {"runs": 3, "strategy": "interrupt", "stream_clients": False,
                                         "node_errors": False}),
+    Bug("thread-announced-unchanged", "the thread record is announced again when a step leaves its status and "
+        "values as they were", "events-tell-record-changes",
+        {"strategy": "enqueue", "stream_clients": False, "node_errors": False, "cancels": 0}),
+    Bug("run-starts-from-empty-state", "a run's input checkpoint starts from empty values, not from the thread's "
+        "latest checkpoint", "checkpoints-continue-history",
+        {"strategy": "enqueue", "stream_clients": False, "node_errors": False, "cancels": 0}),
+    Bug("answers-before-cancelling", "a rollback or interrupt creation answers before the cancellations it asked "
+        "for are carried out", "creation-answers-after-cancelling",
+        {"strategy": "rollback", "stream_clients": False, "node_errors": False, "cancels": 0}),
+    Bug("refusal-left-unanswered", "a creation the reject strategy refuses never gets its 409: the client waits "
+        "for ever", "thread-settles", {"strategy": "reject", "stream_clients": False, "node_errors": False,
+                                       "cancels": 0}),
+    Bug("error-after-last-node", "a run whose last node has written its checkpoint may still end in error",
+        "run-fails-in-a-node", {"runs": 1, "stream_clients": False, "cancels": 0}),
+    Bug("join-refused-run", "a stream client joins a run its creation refused (409), which has no record",
+        "stream-joins-a-stored-run", {"strategy": "reject", "node_errors": False, "cancels": 0}),
 )
 
 DEFAULT_TIMING: Mapping[str, Any] = {
