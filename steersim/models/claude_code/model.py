@@ -151,7 +151,8 @@ class ClaudeCodeModel(ModelBase[ClaudeCodeState]):
     def _cli_ask(self, s: ClaudeCodeState) -> Step:
         """The model request: the whole conversation, first carrying the messages no request carried yet."""
         index = s.requests + 1
-        event = P.request(index, self._turn(s), s.history, s.unsent)
+        carried = s.unsent if self.bug == "request-carries-only-new" else s.history
+        event = P.request(index, self._turn(s), carried, s.unsent)
         return replace(s, phase=SAMPLING, requests=index, unsent=()), [event]
 
     def _cli_start_turn(self, s: ClaudeCodeState) -> Step:

@@ -81,9 +81,12 @@ def turn_messages_settled(s: S, a: Action, t: S, events: Sequence[Event]) -> boo
 
 def ids_in_order(s: S, a: Action, t: S, events: Sequence[Event]) -> bool:
     """The ids a run shows are the harness's renaming: the k-th message sent is m<k>, the k-th turn
-    started t<k>, the k-th model request has index k (of the running turn) and its Bash call is c<k>."""
+    started t<k>, the k-th model request has index k (of the running turn) and its Bash call is c<k>; the
+    backend's moves name the request they answer."""
     for e in events:
         d = e.data
+        if e.source == P.BACKEND and d["index"] != s.requests:
+            return False
         if e.name == P.USER and (d["message"] != P.message_id(t.sent) or t.sent != s.sent + 1):
             return False
         if e.name == P.LIFECYCLE and d["turn"] and (d["turn"] != P.turn_id(t.turns) or t.turns != s.turns + 1):
@@ -97,6 +100,17 @@ def ids_in_order(s: S, a: Action, t: S, events: Sequence[Event]) -> bool:
             return False
         if e.name == P.RESULT and d["turn"] != P.turn_id(s.turns):
             return False
+    return True
+
+
+def request_carries_conversation(s: S, a: Action, t: S, events: Sequence[Event]) -> bool:
+    """Each model request carries the whole conversation, every message taken into it so far in order, and
+    reaches (carries first) exactly those no request carried yet: the newest ones, at its end."""
+    for e in events:
+        if e.name == P.REQUEST:
+            carries, reached = e.data["carries"], e.data["reached"]
+            if carries != t.history or reached != s.unsent or carries[len(carries) - len(reached):] != reached:
+                return False
     return True
 
 
@@ -145,6 +159,10 @@ def properties(params: Mapping[str, Any]) -> Sequence[Property]:
         Always("ids-in-order", step=ids_in_order, with_events=True,
                doc="the ids a run shows follow the harness's renaming: messages m1, m2, ... as sent, turns t1, "
                    "t2, ... as started, model requests numbered from 1, request k's Bash call c<k>"),
+        Always("request-carries-conversation", step=request_carries_conversation, with_events=True,
+               events=(P.REQUEST,),
+               doc="each model request carries the whole conversation (every message taken in so far, in order) "
+                   "and reaches, at its end, exactly the messages no request carried yet"),
         Always("within-parameters", step=within_parameters(params), with_events=True,
                kinds=("client.send", "client.interrupt", "model.tool_use"),
                doc="the client sends at most messages messages and interrupts interrupts, the model makes at most "

@@ -55,6 +55,8 @@ BUGS = (
         "is marked as the command's own output", "synthetic-iff-command-ended", {"messages": 1}),
     Bug("message-ids-from-zero", "the messages are named from m0, not in the harness's renaming m1, m2, ...",
         "ids-in-order", {"messages": 1, "interrupts": 0, "tool_calls": 0}),
+    Bug("request-carries-only-new", "a model request carries only the messages no request carried yet, not the "
+        "conversation so far", "request-carries-conversation", {"interrupts": 0}),
     Bug("interrupts-uncounted", "the client's interrupts are not counted, so it interrupts more often than "
         "interrupts allows", "within-parameters", {"messages": 1}),
 )

@@ -23,6 +23,7 @@ from steersim.models.pydantic_ai.state import (
     AgentState,
     call_name,
     message_name,
+    run_name,
     turn_name,
 )
 
@@ -39,11 +40,16 @@ def expected_drain(s: S, kind: str) -> tuple[int, ...]:
 
 
 def names_follow_requests(s: S, a: Action, t: S, events: Sequence[Event]) -> bool:
-    """Each event names the request it belongs to as the run's k-th (`r1.2`), and a call after its request
+    """Each event names its run (the run a client starts is the next one, and its requests are numbered
+    afresh) and the request it belongs to as the run's k-th (`r1.2`), and a call after its request
     (`r1.2.t1`): a request is the run's next one, a response and a stop name the request the model answers,
     the end-of-run redirect the request it turns the end into (the next one), a call the latest request's."""
     for e in events:
         d = e.data
+        if "run" in d and d["run"] != run_name(t.run):
+            return False
+        if e.name == "run.started" and (t.run != s.run + 1 or t.requests != 0):
+            return False
         if e.name == "request" and (t.requests != s.requests + 1 or d["turn"] != turn_name(s.run, t.requests)):
             return False
         if e.name == "response" and d["turn"] != turn_name(s.run, s.requests):
@@ -108,9 +114,11 @@ def properties(config: Mapping[str, Any]) -> Sequence[Property]:
         Always("enqueue-raises-after-end", step=raises_after_end,
                doc="`enqueue` on a run that has ended (or was cancelled) raises `UserError`"),
         Always("names-follow-requests", step=names_follow_requests, with_events=True,
-               events=("request", "response", "redirect", "stopped", "tool.started", "tool.returned"),
-               doc="each event names its model request as the run's k-th (r1.2), a call after its request "
-                   "(r1.2.t1); the end-of-run redirect names the request it turns the end into"),
+               events=("request", "response", "redirect", "stopped", "tool.started", "tool.returned", "cancel",
+                   "run.started", "run.ended"),
+               doc="each event names its run, and its model request as the run's k-th (r1.2, numbered afresh in "
+                   "each run), a call after its request (r1.2.t1); the end-of-run redirect names the request it "
+                   "turns the end into"),
         Always("cancelled-queue-fits", step=cancelled_queue_fits(config["cancelled_queue"] == "carried"),
                with_events=True, kinds=("agent.stop", "client.start_run"),
                doc="the messages a cancelled run still queued are stranded on its pending_messages (failed) if "
