@@ -109,7 +109,7 @@ class ClaudeCodeModel(ModelBase[ClaudeCodeState]):
         return handler(s, *a.args)
 
     def _client_send(self, s: ClaudeCodeState, priority: str) -> Step:
-        message = P.message_id(s.sent + (0 if self.bug == "message-ids-from-zero" else 1))
+        message = P.message_id(s.sent if self.bug == "message-ids-from-zero" else s.sent + 1)
         entry = (message, self._effective(priority))
         return replace(s, sent=s.sent + 1, queue=(*s.queue, entry)), [
             P.user(message, priority), P.lifecycle(message, P.QUEUED)]
@@ -125,8 +125,8 @@ class ClaudeCodeModel(ModelBase[ClaudeCodeState]):
         if s.phase in (TOOL, FINISHED) and self.bug != "interrupt-forgets-tool-result":
             synthetic = s.phase == TOOL and self.bug != "interrupted-command-result-real"
             events.append(P.tool_result(P.call_id(s.requests), synthetic))
-        counted = 0 if self.bug == "interrupts-uncounted" else 1
-        s = replace(s, interrupts=s.interrupts + counted, queue=queue)
+        interrupts = s.interrupts if self.bug == "interrupts-uncounted" else s.interrupts + 1
+        s = replace(s, interrupts=interrupts, queue=queue)
         return self._end_turn(s, events, INTERRUPTED)
 
     def _end_turn(self, s: ClaudeCodeState, events: list[Event], how: str) -> Step:

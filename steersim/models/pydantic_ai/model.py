@@ -113,7 +113,7 @@ class PydanticAIModel(ModelBase):
             out.append(Action("client", "client.cancel", (s.run,)))
         if s.cancelling:
             out.append(Action("agent", "agent.stop", (s.run,)))
-        last = self.runs - (0 if self.bug == "one-run-too-many" else 1)
+        last = self.runs if self.bug == "one-run-too-many" else self.runs - 1
         if s.phase in (DONE, CANCELLED) and s.run < last:
             out.append(Action("client", "client.start_run", (s.run + 1,)))
         if s.cancelling:  # the run's own task does nothing more; its tool tasks may take one step each
@@ -230,7 +230,7 @@ class PydanticAIModel(ModelBase):
             t = with_(self._deliver(s, drained, AT_END), phase=REQUEST)
             return t, [Event("agent", "agent", "redirect", {
                 "run": run_name(s.run),
-                "turn": turn_name(s.run, s.requests + (0 if self.bug == "redirect-names-ended-request" else 1)),
+                "turn": turn_name(s.run, s.requests if self.bug == "redirect-names-ended-request" else s.requests + 1),
                 "delivered": tuple(message_name(j) for j in drained)})]
         if self.bug == "close-after-check":
             return with_(s, phase=CLOSING), []
