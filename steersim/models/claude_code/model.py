@@ -60,7 +60,8 @@ class ClaudeCodeModel(ModelBase[ClaudeCodeState]):
         return [ClaudeCodeState()]
 
     def _effective(self, priority: str) -> str:
-        return cc_facts.effective(priority, self.params["default_priority"])
+        default = "next" if self.bug == "default-taken-as-next" else self.params["default_priority"]
+        return cc_facts.effective(priority, default)
 
     def _waiting(self, s: ClaudeCodeState, priority: str) -> bool:
         return any(p == priority for _, p in s.queue)

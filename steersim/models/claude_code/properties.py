@@ -19,11 +19,22 @@ from typing import Any
 
 from steersim.core.model import Action, Always, Event, Property, Sometimes
 from steersim.models.claude_code import protocol as P
-from steersim.models.claude_code.spec import priorities
+from steersim.models.claude_code.spec import kinds_not_enabled, priorities
 from steersim.models.claude_code.state import ENDED, TOOL, ClaudeCodeState
 
 S = ClaudeCodeState
 RANK = {"now": 0, "next": 1, "later": 2}
+
+
+def queued_as_sent(default_priority: str) -> Callable[..., bool]:
+    """A message is queued, behind those waiting, with the priority it was sent with, and one sent without a
+    priority field with the session's own default (default_priority)."""
+    def fits(s: S, a: Action, t: S, events: Sequence[Event]) -> bool:
+        sent = [e.data for e in events if e.name == P.USER]
+        expected = tuple((d["message"], default_priority if d["priority"] == "default" else d["priority"])
+                         for d in sent)
+        return t.queue == (*s.queue, *expected)
+    return fits
 
 
 def interrupt_fits(cancel_queued: bool) -> Callable[..., bool]:
@@ -116,9 +127,13 @@ def request_carries_conversation(s: S, a: Action, t: S, events: Sequence[Event])
 
 def within_parameters(params: Mapping[str, Any]) -> Callable[..., bool]:
     """The client sends at most `messages` messages and `interrupts` interrupts, and the model makes at most
-    `tool_calls` Bash calls a turn, each counted as its event is shown: the check explores the environment its
-    parameters name."""
+    `tool_calls` Bash calls a turn, each counted as its event is shown; no step is of a kind the parameters
+    cannot fire (`kinds_not_enabled`): the check explores the environment its parameters name."""
+    off = kinds_not_enabled(params)
+
     def within(s: S, a: Action, t: S, events: Sequence[Event]) -> bool:
+        if a.kind in off:
+            return False
         sent = sum(1 for e in events if e.name == P.USER)
         interrupts = sum(1 for e in events if e.name == P.INTERRUPT)
         return (t.sent == s.sent + sent <= params["messages"]
@@ -138,6 +153,11 @@ def properties(params: Mapping[str, Any]) -> Sequence[Property]:
         Always("now-starts-own-turn", state=lambda s: not s.now_joined,
                doc="'now' interrupts the session's current turn: it is answered in a turn of its own, never "
                    "folded into the turn it stopped"),
+        Always("queued-as-sent", step=queued_as_sent(params["default_priority"]), with_events=True,
+               kinds=("client.send",),
+               doc="a message is queued with the priority it was sent with; one sent without a priority field "
+                   "with the session's own default (the SDK: \"omit it for the session's own default\"), which "
+                   "default_priority names"),
         Always("interrupt-cancels-queue-iff-asked", step=interrupt_fits(params["cancel_queued"]), with_events=True,
                kinds=("client.interrupt",),
                doc="an interrupt cancels the queued messages (its response lists them under cancelled, each is "
@@ -164,9 +184,9 @@ def properties(params: Mapping[str, Any]) -> Sequence[Property]:
                doc="each model request carries the whole conversation (every message taken in so far, in order) "
                    "and reaches, at its end, exactly the messages no request carried yet"),
         Always("within-parameters", step=within_parameters(params), with_events=True,
-               kinds=("client.send", "client.interrupt", "model.tool_use"),
                doc="the client sends at most messages messages and interrupts interrupts, the model makes at most "
-                   "tool_calls Bash calls a turn: the check explores the environment its parameters name"),
+                   "tool_calls Bash calls a turn, and no step is of a kind the parameters disable: the check "
+                   "explores the environment its parameters name"),
     ]
     chosen = priorities(params)
     joiners = {"next"} | ({"default"} if params["default_priority"] == "next" else set())

@@ -57,6 +57,9 @@ BUGS = (
         "ids-in-order", {"messages": 1, "interrupts": 0, "tool_calls": 0}),
     Bug("request-carries-only-new", "a model request carries only the messages no request carried yet, not the "
         "conversation so far", "request-carries-conversation", {"interrupts": 0}),
+    Bug("default-taken-as-next", "a message sent without a priority field is queued as `next` although the "
+        "session's own default is `later`", "queued-as-sent",
+        {"priorities": "now,next,later,default", "default_priority": "later", "interrupts": 0}),
     Bug("interrupts-uncounted", "the client's interrupts are not counted, so it interrupts more often than "
         "interrupts allows", "within-parameters", {"messages": 1}),
 )

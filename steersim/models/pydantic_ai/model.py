@@ -150,7 +150,7 @@ class PydanticAIModel(ModelBase):
             j = a.args[0]
             other = WHEN_IDLE if s.priority[j] == ASAP else ASAP
             queue = (*(q for q in s.queue if q != j), j) if self.bug == "set-priority-moves-to-back" else s.queue
-            return with_(s, priority=set_at(s.priority, j, other), queue=queue), [
+            return with_(s, priority=set_at(s.priority, j, other), queue=queue, reprioritised=True), [
                 Event("client", "agent", "priority", {"msg": message_name(j), "priority": other})]
         if kind == "client.cancel":
             return with_(s, cancelling=True), [Event("client", "agent", "cancel", {"run": run_name(s.run)})]

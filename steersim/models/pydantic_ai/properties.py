@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from steersim.core.model import Action, Always, Event, Property, Sometimes
+from steersim.models.pydantic_ai.spec import kinds_not_enabled
 from steersim.models.pydantic_ai.state import (
     ASAP,
     AT_END,
@@ -102,6 +103,7 @@ def properties(config: Mapping[str, Any]) -> Sequence[Property]:
         return a.kind != "client.enqueue" or s.phase not in (DONE, CANCELLED) or t.fate[a.args[0]] == REJECTED
 
     runs, rounds, calls = config["runs"], config["tool_rounds"], config["tool_calls"]
+    off = kinds_not_enabled(config)
     props: list[Property] = [
         Always("when-idle-waits-for-end", state=when_idle_waits,
                doc="a `when_idle` message is delivered only when the run would otherwise end, never into a "
@@ -128,15 +130,20 @@ def properties(config: Mapping[str, Any]) -> Sequence[Property]:
                kinds=("client.set_priority",),
                doc="set_enqueue_priority gives a queued message the other priority and it keeps its place among "
                    "the queued messages"),
-        Always("within-parameters", state=lambda s: s.run < runs and s.rounds <= rounds and len(s.calls) <= calls,
-               doc="the client drives at most runs runs, the model calls tools in at most tool_rounds responses a "
-                   "run, tool_calls calls each: the check explores the environment its parameters name"),
+        Always("within-parameters", step=lambda s, a, t: a.kind not in off and t.run < runs
+               and t.rounds <= rounds and len(t.calls) <= calls,
+               doc="the client drives at most runs runs and uses only the operations the parameters allow (dequeue, "
+                   "set_enqueue_priority, cancel), the model calls tools in at most tool_rounds responses a run, "
+                   "tool_calls calls each: the check explores the environment its parameters name"),
         Sometimes("run-ends", state=lambda s: s.phase == DONE,
                   doc="some run ends normally, closing its queue"),
     ]
     if config["dequeue"]:
         props.append(Sometimes("message-dequeued", state=lambda s: DEQUEUED in s.fate,
                                doc="the client dequeues some queued message"))
+    if config["reprioritise"]:
+        props.append(Sometimes("priority-changed", state=lambda s: s.reprioritised,
+                               doc="the client changes the priority of some queued message"))
     chosen = config["priority"]
     if chosen in ("any", ASAP):
         props.append(Sometimes("asap-redirects-end", state=lambda s: any(
