@@ -20,6 +20,7 @@ from steersim.models.pydantic_ai.state import (
     MODEL,
     REJECTED,
     STRANDED,
+    TOOLS,
     WHEN_IDLE,
     AgentState,
     call_name,
@@ -138,6 +139,10 @@ def properties(config: Mapping[str, Any]) -> Sequence[Property]:
         Sometimes("run-ends", state=lambda s: s.phase == DONE,
                   doc="some run ends normally, closing its queue"),
     ]
+    if runs > 1 and calls and rounds:
+        props.append(Sometimes("continuing-run-calls-tools", state=lambda s: s.run > 0 and s.phase == TOOLS,
+                               doc="a run continuing the conversation calls tools too (each run has its own "
+                                   "tool_rounds)"))
     if config["dequeue"]:
         props.append(Sometimes("message-dequeued", state=lambda s: DEQUEUED in s.fate,
                                doc="the client dequeues some queued message"))
