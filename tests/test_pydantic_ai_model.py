@@ -62,3 +62,18 @@ def test_a_cancelled_run_strands_what_it_still_queued():
     cancelled = facts(Event("agent", "client", "stopped", {"run": "r1", "turn": "r1.1", "stranded": ("m2",)}))
     assert [(f.name, f.fields[-1][1]) for f in cancelled] == [("turn.ended", "cancelled"),
                                                               ("steer.failed", "run-cancelled")]
+
+
+def test_a_real_return_needs_a_start_and_a_synthesized_one_does_not():
+    """The opt-in monitor: a call closed out with a synthesized return may never have started (or have
+    started), but a call's own return without its start is a breach."""
+    from steersim.core import facts as F
+    from steersim.core.monitors import MonitorViolation
+    from steersim.models.pydantic_ai.monitors import RealResultAfterStart
+
+    monitor = RealResultAfterStart()
+    state = monitor.step(monitor.initial(), F.tool_started("r1.1.t1"))
+    state = monitor.step(state, F.tool_result("r1.1.t1", True))
+    assert monitor.step(state, F.tool_result("r1.1.t2", True)) == ()
+    with pytest.raises(MonitorViolation):
+        monitor.step(state, F.tool_result("r1.1.t2", False))

@@ -60,7 +60,8 @@ class ClaudeCodeModel(ModelBase[ClaudeCodeState]):
         return [ClaudeCodeState()]
 
     def _effective(self, priority: str) -> str:
-        return cc_facts.effective(priority, self.params["default_priority"])
+        default = "next" if self.bug == "default-taken-as-next" else self.params["default_priority"]
+        return cc_facts.effective(priority, default)
 
     def _waiting(self, s: ClaudeCodeState, priority: str) -> bool:
         return any(p == priority for _, p in s.queue)
@@ -79,7 +80,8 @@ class ClaudeCodeModel(ModelBase[ClaudeCodeState]):
         now_stops = self._waiting(s, "now") and self.bug != "now-joins-turn"
         if s.phase == IDLE and s.queue:
             out.append(Action("claude", "cli.start_turn"))
-        stoppable = (*STREAMING, RESULT, ENDING, *((TOOL,) if p["now_during_tool"] == "stops" else ()))
+        ends_command = p["now_during_tool"] == "stops" or self.bug == "now-ends-running-command"
+        stoppable = (*STREAMING, RESULT, ENDING, *((TOOL,) if ends_command else ()))
         if now_stops and s.phase in stoppable:
             out.append(Action("claude", "cli.stop_for_now"))
         if s.phase == RESULT and not now_stops:
@@ -108,29 +110,32 @@ class ClaudeCodeModel(ModelBase[ClaudeCodeState]):
         return handler(s, *a.args)
 
     def _client_send(self, s: ClaudeCodeState, priority: str) -> Step:
-        message = P.message_id(s.sent + 1)
+        message = P.message_id(s.sent if self.bug == "message-ids-from-zero" else s.sent + 1)
         entry = (message, self._effective(priority))
         return replace(s, sent=s.sent + 1, queue=(*s.queue, entry)), [
             P.user(message, priority), P.lifecycle(message, P.QUEUED)]
 
     def _client_interrupt(self, s: ClaudeCodeState) -> Step:
         queued = tuple(m for m, _ in s.queue)
-        if self.params["cancel_queued"]:
+        if self.params["cancel_queued"] or self.bug == "interrupt-cancels-queue":
             events = [*(P.lifecycle(m, P.CANCELLED, unsent=True) for m in queued), P.interrupt((), queued)]
             queue: tuple[tuple[str, str], ...] = ()
         else:
             events = [P.interrupt(queued)]
             queue = () if self.bug == "interrupt-drops-queue" else s.queue
         if s.phase in (TOOL, FINISHED) and self.bug != "interrupt-forgets-tool-result":
-            events.append(P.tool_result(P.call_id(s.requests), s.phase == TOOL))
-        s = replace(s, interrupts=s.interrupts + 1, queue=queue)
+            synthetic = s.phase == TOOL and self.bug != "interrupted-command-result-real"
+            events.append(P.tool_result(P.call_id(s.requests), synthetic))
+        interrupts = s.interrupts if self.bug == "interrupts-uncounted" else s.interrupts + 1
+        s = replace(s, interrupts=interrupts, queue=queue)
         return self._end_turn(s, events, INTERRUPTED)
 
     def _end_turn(self, s: ClaudeCodeState, events: list[Event], how: str) -> Step:
         """The turn's `result` and its messages `completed` (those that joined it first, as the pinned build
         prints them), or after it `cancelled`, when it was stopped."""
         if how == ENDED:
-            early = [P.lifecycle(m, P.COMPLETED) for m in s.turn_messages if m in s.joined_in]
+            joined = () if self.bug == "joined-message-not-completed" else s.joined_in
+            early = [P.lifecycle(m, P.COMPLETED) for m in s.turn_messages if m in joined]
             late = [P.lifecycle(m, P.COMPLETED) for m in s.turn_messages if m not in s.joined_in]
         else:
             early, late = [], [P.lifecycle(m, P.CANCELLED, unsent=m in s.unsent) for m in s.turn_messages]
@@ -147,7 +152,8 @@ class ClaudeCodeModel(ModelBase[ClaudeCodeState]):
     def _cli_ask(self, s: ClaudeCodeState) -> Step:
         """The model request: the whole conversation, first carrying the messages no request carried yet."""
         index = s.requests + 1
-        event = P.request(index, self._turn(s), s.history, s.unsent)
+        carried = s.unsent if self.bug == "request-carries-only-new" else s.history
+        event = P.request(index, self._turn(s), carried, s.unsent)
         return replace(s, phase=SAMPLING, requests=index, unsent=()), [event]
 
     def _cli_start_turn(self, s: ClaudeCodeState) -> Step:
@@ -155,7 +161,8 @@ class ClaudeCodeModel(ModelBase[ClaudeCodeState]):
         candidates = [m for m, p in s.queue if RANK[p] == best]
         if self.bug == "dequeue-newest-first":
             candidates.reverse()
-        taken = tuple(candidates) if self.params["batch_turn_start"] else (candidates[0],)
+        batch = self.params["batch_turn_start"] and self.bug != "turn-start-takes-one"
+        taken = tuple(candidates) if batch else (candidates[0],)
         s = replace(s, turns=s.turns + 1, calls=0)
         return self._take(s, taken, self._turn(s))
 
@@ -163,7 +170,8 @@ class ClaudeCodeModel(ModelBase[ClaudeCodeState]):
         events: list[Event] = []
         if s.phase == TOOL:
             events.append(P.tool_result(P.call_id(s.requests), True))
-        return self._end_turn(replace(s, stopped_for_now=True), events, STOPPED)
+        s = replace(s, stopped_for_now=True, now_ended_command=s.now_ended_command or s.phase == TOOL)
+        return self._end_turn(s, events, STOPPED)
 
     def _cli_request(self, s: ClaudeCodeState) -> Step:
         joining = {"next", "later", "now"} if self.bug == "later-joins-turn" else {"next", "now"}

@@ -43,6 +43,25 @@ BUGS = (
         "now-starts-own-turn", {"interrupts": 0}),
     Bug("dequeue-newest-first", "a turn starts with the newest waiting message of the highest priority, not the "
         "oldest", "ordered-history", {"interrupts": 0, "tool_calls": 0}),
+    Bug("interrupt-cancels-queue", "an interrupt cancels the queued messages although the client did not set "
+        "cancel_queued", "interrupt-cancels-queue-iff-asked"),
+    Bug("now-ends-running-command", "a `now` message ends the running Bash command at once although the pinned "
+        "build lets it end (now_during_tool=waits)", "now-during-tool", {"interrupts": 0}),
+    Bug("turn-start-takes-one", "a starting turn takes only the oldest waiting message of the highest priority, "
+        "although batch_turn_start", "turn-start-takes-waiting", {"interrupts": 0, "tool_calls": 0}),
+    Bug("joined-message-not-completed", "a message that joined the turn at a tool result is never reported "
+        "completed when the turn ends", "turn-messages-settled", {"interrupts": 0}),
+    Bug("interrupted-command-result-real", "the tool_result Claude Code writes for a command an interrupt ended "
+        "is marked as the command's own output", "synthetic-iff-command-ended", {"messages": 1}),
+    Bug("message-ids-from-zero", "the messages are named from m0, not in the harness's renaming m1, m2, ...",
+        "ids-in-order", {"messages": 1, "interrupts": 0, "tool_calls": 0}),
+    Bug("request-carries-only-new", "a model request carries only the messages no request carried yet, not the "
+        "conversation so far", "request-carries-conversation", {"interrupts": 0}),
+    Bug("default-taken-as-next", "a message sent without a priority field is queued as `next` although the "
+        "session's own default is `later`", "queued-as-sent",
+        {"priorities": "now,next,later,default", "default_priority": "later", "interrupts": 0}),
+    Bug("interrupts-uncounted", "the client's interrupts are not counted, so it interrupts more often than "
+        "interrupts allows", "within-parameters", {"messages": 1}),
 )
 
 DEFAULT_TIMING: Mapping[str, Any] = {

@@ -54,4 +54,5 @@ class ClaudeCodeState:
     later_joined: bool = False  # a `later` message joined a running turn
     now_joined: bool = False  # a `now` message joined a turn it did not start
     stopped_for_now: bool = False  # some turn was stopped for a `now` message (vacuity)
+    now_ended_command: bool = False  # a `now` message ended a running Bash command (vacuity)
     joined: bool = False  # some message joined a running turn at a tool result (vacuity)

@@ -26,7 +26,9 @@ from typing import Any
 
 from steersim.core.facts import Fact
 from steersim.core.model import Action, Event, ModelBase, Property
+from steersim.core.monitors import Monitor
 from steersim.models.pydantic_ai import facts as pa_facts
+from steersim.models.pydantic_ai.monitors import RealResultAfterStart
 from steersim.models.pydantic_ai.spec import DEFAULT_TIMING, kinds_not_enabled
 from steersim.models.pydantic_ai.state import (
     ASAP,
@@ -84,7 +86,7 @@ class PydanticAIModel(ModelBase):
         self.dequeue: bool = p["dequeue"]
         self.reprioritise: bool = p["reprioritise"]
         self.cancel: bool = p["cancel"]
-        self.carried: bool = p["cancelled_queue"] == "carried"
+        self.carried: bool = p["cancelled_queue"] == "carried" or bug == "cancel-carries-queue"
 
     def kinds_not_enabled(self) -> Mapping[str, str]:
         off = kinds_not_enabled(self.params)
@@ -111,7 +113,8 @@ class PydanticAIModel(ModelBase):
             out.append(Action("client", "client.cancel", (s.run,)))
         if s.cancelling:
             out.append(Action("agent", "agent.stop", (s.run,)))
-        if s.phase in (DONE, CANCELLED) and s.run < self.runs - 1:
+        last = self.runs if self.bug == "one-run-too-many" else self.runs - 1
+        if s.phase in (DONE, CANCELLED) and s.run < last:
             out.append(Action("client", "client.start_run", (s.run + 1,)))
         if s.cancelling:  # the run's own task does nothing more; its tool tasks may take one step each
             pass
@@ -146,7 +149,8 @@ class PydanticAIModel(ModelBase):
         if kind == "client.set_priority":
             j = a.args[0]
             other = WHEN_IDLE if s.priority[j] == ASAP else ASAP
-            return with_(s, priority=set_at(s.priority, j, other)), [
+            queue = (*(q for q in s.queue if q != j), j) if self.bug == "set-priority-moves-to-back" else s.queue
+            return with_(s, priority=set_at(s.priority, j, other), queue=queue, reprioritised=True), [
                 Event("client", "agent", "priority", {"msg": message_name(j), "priority": other})]
         if kind == "client.cancel":
             return with_(s, cancelling=True), [Event("client", "agent", "cancel", {"run": run_name(s.run)})]
@@ -160,8 +164,9 @@ class PydanticAIModel(ModelBase):
             return self._respond(s, a.args[1])
         if kind == "tool.start":
             i = a.args[0]
-            return with_(s, calls=set_at(s.calls, i, RUNNING)), [
+            shown = [] if self.bug == "tool-start-unreported" else [
                 Event("tool", "agent", "tool.started", {"call": call_name(s.run, s.requests, i)})]
+            return with_(s, calls=set_at(s.calls, i, RUNNING)), shown
         if kind == "tool.return":
             i = a.args[0]
             return with_(s, calls=set_at(s.calls, i, RETURNED)), [
@@ -224,7 +229,8 @@ class PydanticAIModel(ModelBase):
         if drained:
             t = with_(self._deliver(s, drained, AT_END), phase=REQUEST)
             return t, [Event("agent", "agent", "redirect", {
-                "run": run_name(s.run), "turn": turn_name(s.run, s.requests + 1),
+                "run": run_name(s.run),
+                "turn": turn_name(s.run, s.requests if self.bug == "redirect-names-ended-request" else s.requests + 1),
                 "delivered": tuple(message_name(j) for j in drained)})]
         if self.bug == "close-after-check":
             return with_(s, phase=CLOSING), []
@@ -254,6 +260,9 @@ class PydanticAIModel(ModelBase):
     # ------------------------------------------------------------------ delegations
     def facts(self, event: Event) -> Sequence[Fact]:
         return pa_facts.facts(event)
+
+    def monitors(self) -> Sequence[Monitor]:
+        return (RealResultAfterStart(),)
 
     def properties(self) -> Sequence[Property]:
         from steersim.models.pydantic_ai.properties import properties

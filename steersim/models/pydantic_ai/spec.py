@@ -43,6 +43,18 @@ BUGS = (
     Bug("ended-run-accepts-enqueue", "a run that ended normally leaves its queue open, so a later `enqueue` is "
         "accepted instead of raising `UserError`", "enqueue-raises-after-end",
         {"tool_calls": 0, "tool_rounds": 0, "cancel": False, "dequeue": False, "runs": 1, "messages": 1}),
+    Bug("tool-start-unreported", "a tool call runs without its start being reported, so its return comes from "
+        "a call that never started", "real-result-after-start", {"cancel": False, "dequeue": False, "messages": 1}),
+    Bug("redirect-names-ended-request", "the end-of-run redirect names the request that just ended, not the one "
+        "it turns the end into, so its messages are applied to an ended request",
+        "names-follow-requests", {"tool_calls": 0, "tool_rounds": 0, "cancel": False, "dequeue": False, "runs": 1}),
+    Bug("cancel-carries-queue", "a cancelled run's queued messages are carried into the next run although "
+        "cancelled_queue=stranded", "cancelled-queue-fits", {"dequeue": False}),
+    Bug("set-priority-moves-to-back", "set_enqueue_priority moves the message to the back of the queue instead "
+        "of keeping its place", "priority-change-keeps-place",
+        {"reprioritise": True, "messages": 3, "cancel": False, "runs": 1, "dequeue": False}),
+    Bug("one-run-too-many", "the client starts one run more than runs", "within-parameters",
+        {"messages": 1, "dequeue": False, "tool_calls": 0, "tool_rounds": 0}),
 )
 
 DEFAULT_TIMING: Mapping[str, Any] = {

@@ -57,7 +57,8 @@ class AgentState:
     `fate[k]` are message k's priority (now) and fate; `queue` the queued messages in queue order (the
     current run's `pending_messages`); `closed` whether the current run's queue refuses enqueues;
     `history` the delivered messages in the order they entered the conversation's history; `cancelling` whether
-    `cancel()` has been called and the run has not stopped yet."""
+    `cancel()` has been called and the run has not stopped yet; `reprioritised` whether some queued message's
+    priority was changed."""
 
     run: int
     phase: str
@@ -71,6 +72,7 @@ class AgentState:
     closed: bool
     history: tuple[int, ...]
     cancelling: bool
+    reprioritised: bool  # some queued message's priority was changed (vacuity)
 
     @property
     def sent(self) -> int:
@@ -93,7 +95,7 @@ def set_at(values: tuple, index: int, value: Any) -> tuple:
 def initial_state(messages: int) -> AgentState:
     return AgentState(run=0, phase=REQUEST, requests=0, rounds=0, calls=(), open_calls=(),
                       priority=("",) * messages, fate=(NONE,) * messages, queue=(), closed=False, history=(),
-                      cancelling=False)
+                      cancelling=False, reprioritised=False)
 
 
 def priorities(choice: str) -> tuple[str, ...]:
