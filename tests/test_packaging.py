@@ -146,7 +146,9 @@ def test_wheel_installs_beside_a_user_models_package(dist: Path, tmp_path: Path)
     assert Path(steersim_file).is_relative_to(env_dir), steersim_file
     assert report_at == PROJECT["urls"]["Issues"]
     checked = _run(env_dir / "bin" / "steersim", "check", "teaching", cwd=cwd, env=env)
-    assert checked.stdout.splitlines()[-1].startswith("ok:"), checked.stdout[-500:]
+    summary, _, readings = checked.stdout.partition("\nreadings (")
+    assert summary.splitlines()[-1].startswith("ok:"), checked.stdout[-500:]
+    assert [line.split()[0] for line in readings.splitlines()[1:]] == ["ok", "ok"], checked.stdout[-500:]
 
 
 def test_crash_line_names_the_issue_tracker_of_the_metadata(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -146,7 +146,7 @@ def _variants():
 
 def test_the_built_in_models_declare_kinds() -> None:
     assert {param.values[0] for param in _variants()} == {"teaching", "openai-ws", "foundry", "openclaw", "codex",
-                                                         "langgraph"}
+                                                         "langgraph", "pydantic-ai"}
 
 
 @pytest.mark.parametrize(("name", "bug"), list(_variants()))

@@ -68,7 +68,7 @@ def command_at_interrupt(runs_on: bool) -> Callable[..., bool]:
     (`tool_on_interrupt=runs_on`, the pinned build), or its item/completed comes before turn/completed
     (`stops`)."""
     def fits(s: CodexState, a: Action, t: CodexState, events: Sequence[Event]) -> bool:
-        if s.phase != TOOL:
+        if s.phase != TOOL or a.kind != "client.interrupt":
             return True
         call = P.call_id(s.requests)
         names = [e.name for e in events if e.name == "turn/completed"

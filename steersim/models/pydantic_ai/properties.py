@@ -76,13 +76,17 @@ def cancelled_queue_fits(carried: bool) -> Callable[..., bool]:
                 return stranded == () and t.queue == s.queue
             return (stranded == tuple(message_name(j) for j in s.queue) and not t.queue
                     and all(t.fate[j] == STRANDED for j in s.queue))
-        return t.queue == (s.queue if carried and s.phase == CANCELLED else ())
+        if a.kind == "client.start_run":
+            return t.queue == (s.queue if carried and s.phase == CANCELLED else ())
+        return True
     return fits
 
 
 def priority_change_fits(s: S, a: Action, t: S, events: Sequence[Event]) -> bool:
     """`set_enqueue_priority` gives a queued message the other priority and it "keeps its place among queued
     messages": the queue's order is unchanged, and the event shows the new priority."""
+    if a.kind != "client.set_priority":
+        return True
     j = a.args[0]
     shown = [e.data["priority"] for e in events if e.name == "priority"]
     return t.queue == s.queue and t.priority[j] != s.priority[j] and shown == [t.priority[j]]
