@@ -76,9 +76,12 @@ TARGETS: dict[str, tuple[str, ...]] = {
     "pydantic-ai": ("steersim/models/pydantic_ai/model.py", "steersim/models/pydantic_ai/facts.py"),
 }
 ENGINES = {"teaching": "generic"}
-# Not transition code: the properties judge the model, and the rest are hooks the matrix never runs.
+# Not transition code: the properties judge the model, and the rest are hooks the matrix never runs
+# (`render_state` draws a state for people and `judge_recorded` judges a served session's recording again:
+# no verdict of a check reads either, and their own tests judge them).
 SKIPPED_FUNCTIONS = frozenset(("properties", "behaviour_guards", "default_timing", "vector_kernel", "is_local",
-                               "match_event", "symmetry", "monitors", "kinds_not_enabled"))
+                               "match_event", "symmetry", "monitors", "kinds_not_enabled", "render_state",
+                               "judge_recorded"))
 SWAPPED_COMPARISONS = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq,
                        ast.NotEq: ast.Eq, ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot,
                        ast.IsNot: ast.Is}
