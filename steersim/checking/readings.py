@@ -35,12 +35,6 @@ class ReadingCheck:
     model: Model
     result: CheckResult
 
-    def to_json(self) -> dict[str, Any]:
-        return {**self.reading.to_json(), "status": self.result.status, "states": self.result.states,
-                "transitions": self.result.transitions, "max_depth": self.result.max_depth,
-                "seconds": round(self.result.seconds, 3), "notes": self.result.notes,
-                "properties": [p.to_json() for p in self.result.properties]}
-
 
 def check_readings(spec: ModelSpec, reference: str, options: CheckOptions, *, workers: int = 1,
                    dask: str | None = None) -> Iterator[ReadingCheck]:

@@ -27,6 +27,15 @@ def check_json(result: CheckResult, params: Mapping[str, Any], bug: str | None,
         **({"reference": reference} if reference is not None else {}),
         "params": dict(params),
         "bug": bug,
+        **_verdicts(result),
+        "coverage": result.coverage.to_json(),
+        **({"readings": [{**r.reading.to_json(), **_verdicts(r.result)} for r in readings]} if readings else {}),
+    }
+
+
+def _verdicts(result: CheckResult) -> dict[str, Any]:
+    """What a check found, as the defaults' report and each reading's report both give it."""
+    return {
         "status": result.status,
         "states": result.states,
         "transitions": result.transitions,
@@ -34,8 +43,6 @@ def check_json(result: CheckResult, params: Mapping[str, Any], bug: str | None,
         "seconds": round(result.seconds, 3),
         "notes": result.notes,
         "properties": [p.to_json() for p in result.properties],
-        "coverage": result.coverage.to_json(),
-        **({"readings": [r.to_json() for r in readings]} if readings else {}),
     }
 
 
