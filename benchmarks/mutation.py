@@ -19,8 +19,8 @@ score.
     python benchmarks/mutation.py --list openclaw        # the sampled mutants, without running them
 
 Columns: model, mutants, killed (of which by a model error or the timeout), equivalent, survived,
-unreached, the score killed / (mutants - equivalent), and the score (reached). The survivors follow,
-one line each.
+unreached, bug-only, the score killed / (mutants - equivalent), the score (reached) and the score
+(correct model). The survivors follow, one line each.
 
 `--by default` scores the default check instead (`steersim check MODEL`: the model's defaults, then each
 reading its spec declares, which kills a mutant when one of them does not pass: a violation, an
@@ -32,7 +32,12 @@ may. To show that apart, the unmutated default check runs once per model under l
 model's own package, and a survivor none of whose changed lines it executed is unreached by the
 default check: counted in `unreached`, marked so on its survivor line, and left out of `score
 (reached)`, killed / (mutants - equivalent - unreached). A mutant on such a line that the default
-check kills anyway (it breaks the import, say) counts as killed. Matrix rows show `-` in both columns.
+check kills anyway (it breaks the import, say) counts as killed. Of the unreached survivors, those on
+lines that the matrix's cases of the correct model (no `bug`, every parameter point the matrix names)
+never run either, traced once per model when the first such survivor turns up, are bug-only: only a
+seeded bug variant runs them, so they change a bug variant and not what the model says the real system
+shows. They are counted in `bug-only`, marked so, and left out of `score (correct model)`, killed /
+(mutants - equivalent - bug-only). Matrix rows show `-` in these columns.
 
 `--seeds 0,7` scores several samples in one run (one row per seed), so a
 fresh sample's score is reported beside seed 0's.
@@ -45,6 +50,7 @@ from __future__ import annotations
 import argparse
 import ast
 import copy
+import functools
 import hashlib
 import json
 import os
@@ -328,25 +334,38 @@ def reached_lines(model: str, config: Path) -> dict[str, frozenset[int]]:
     """The lines of the model's package that its unmutated default check executes, traced once in a
     subprocess as the mutants are checked. A surviving mutant none of whose lines are among them is
     unreached by the default check: it cannot kill it, whatever it checks."""
+    return _traced_lines(model, config, "default")
+
+
+def correct_model_lines(model: str, config: Path) -> dict[str, frozenset[int]]:
+    """The lines of the model's package that the unmutated matrix's cases of the correct model (no seeded
+    bug, every parameter point the matrix names) execute. A survivor unreached by the default check and
+    by these too is on code that only a seeded bug variant runs: no check of the correct model can kill it,
+    and what it changes is a bug variant, not what the model says the real system shows."""
+    return _traced_lines(model, config, "matrix", correct_only=True)
+
+
+def _traced_lines(model: str, config: Path, by: str, correct_only: bool = False) -> dict[str, frozenset[int]]:
     with tempfile.TemporaryDirectory(prefix="steersim-mutation-") as tmp:
         workdir = Path(tmp)
         shutil.copyfile(config, workdir / "matrix.toml")
-        outcome = run_mutant(None, model, 3600.0, workdir, "default", trace=True)
+        outcome = run_mutant(None, model, 3600.0, workdir, by, trace=True, correct_only=correct_only)
     if outcome.get("killed") or "lines" not in outcome:
-        raise SystemExit(f"the unmutated {model} model fails its own default check under tracing: {outcome}")
+        raise SystemExit(f"the unmutated {model} model fails its own {by} check under tracing: {outcome}")
     return {path: frozenset(lines) for path, lines in outcome["lines"].items()}  # type: ignore[attr-defined]
 
 
-def check_matrix(model: str, config: Path) -> dict[str, object]:
+def check_matrix(model: str, config: Path, correct_only: bool = False) -> dict[str, object]:
     """Run the model's matrix cases of `config` in this process (the mutated copy comes first on the path);
-    stop at the first failing case. Correct-model cases run first: they are the cheap kills."""
+    stop at the first failing case. Correct-model cases run first: they are the cheap kills. With
+    `correct_only`, only they run."""
     from steersim.checking.engines import check
     from steersim.checking.explorer import CheckOptions
     from steersim.core.registry import get_model_spec
     from steersim.errors import UsageError
     from steersim.integrations.ci import load_matrix
 
-    cases = [c for c in load_matrix(config) if c.model == model]
+    cases = [c for c in load_matrix(config) if c.model == model and not (correct_only and c.bug is not None)]
     cases.sort(key=lambda c: c.bug is not None)
     engine = ENGINES.get(model, "auto")
     for case in cases:
@@ -367,10 +386,10 @@ def check_matrix(model: str, config: Path) -> dict[str, object]:
 
 
 def run_mutant(mutant: Mutant | None, model: str, timeout: float, workdir: Path, by: str = "matrix",
-               trace: bool = False) -> dict[str, object]:
+               trace: bool = False, correct_only: bool = False) -> dict[str, object]:
     """Check one mutant (None: the unmutated copy) in a subprocess against a copy of steersim/, by the
-    matrix or by the default check (`by`); with `trace`, the outcome's `lines` are the model's lines the
-    check executed (`start_tracing`)."""
+    matrix (only its correct-model cases with `correct_only`) or by the default check (`by`); with
+    `trace`, the outcome's `lines` are the model's lines the check executed (`start_tracing`)."""
     target = workdir / "steersim"
     if target.exists():
         shutil.rmtree(target)
@@ -382,7 +401,8 @@ def run_mutant(mutant: Mutant | None, model: str, timeout: float, workdir: Path,
         (workdir / mutant.path).write_text(mutated_source(mutant))
     env = {**os.environ, "PYTHONPATH": f"{workdir}{os.pathsep}{ROOT}", "PYTHONDONTWRITEBYTECODE": "1"}
     command = [sys.executable, str(ROOT / "benchmarks" / "mutation.py"), "--check-one", model, "--expect-root",
-               str(workdir), "--config", str(workdir / "matrix.toml"), "--by", by, *(["--trace"] if trace else [])]
+               str(workdir), "--config", str(workdir / "matrix.toml"), "--by", by, *(["--trace"] if trace else []),
+               *(["--correct-only"] if correct_only else [])]
     started = time.monotonic()
     try:
         done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout, cwd=workdir)
@@ -398,13 +418,16 @@ def run_mutant(mutant: Mutant | None, model: str, timeout: float, workdir: Path,
 
 # ---------------------------------------------------------------------- the table
 def score(model: str, mutants: Sequence[Mutant], config: Path, timeout: float | None, equivalents: dict[str, str],
-          echo: bool, by: str = "matrix", seed: int = 0, reached: dict[str, frozenset[int]] | None = None
-          ) -> tuple[list[str], list[str]]:
+          echo: bool, by: str = "matrix", seed: int = 0, reached: dict[str, frozenset[int]] | None = None,
+          correct: Callable[[], dict[str, frozenset[int]]] | None = None) -> tuple[list[str], list[str]]:
     """The model's table row and its survivor lines, for the sample of `seed` judged `by` the matrix or
     the default check. Without a `timeout`, a mutant may take five times as long as the unmutated run,
     and ten seconds more. With `reached` (the lines the unmutated default check executes), a survivor
-    on none of them counts as unreached, and the row scores also without the unreached survivors."""
-    killed = by_other = equivalent = unreached = 0
+    on none of them counts as unreached, and the row scores also without the unreached survivors; with
+    `correct` too (what gives the lines the correct model's matrix cases execute, called only when a
+    survivor is unreached), an unreached survivor on none of those is bug-only, and the row scores also
+    without the bug-only survivors."""
+    killed = by_other = equivalent = unreached = bug_only = 0
     survivors = []
     with tempfile.TemporaryDirectory(prefix="steersim-mutation-") as tmp:
         workdir = Path(tmp)
@@ -428,12 +451,17 @@ def score(model: str, mutants: Sequence[Mutant], config: Path, timeout: float | 
                 by_other += outcome["by"] != "check"
             else:
                 mark = "" if reached is None or mutant.reached(reached) else "  (unreached by the default check)"
+                if mark and correct is not None and not mutant.reached(correct()):
+                    mark = "  (unreached: only a seeded bug variant runs it)"
+                    bug_only += 1
                 unreached += bool(mark)
                 survivors.append(f"{model}  seed {seed}  {by}  {mutant.id}  (line {mutant.line}){mark}")
     judged = len(mutants) - equivalent
+    scored = reached is not None
     row = [model, str(seed), by, str(len(mutants)), f"{killed} ({by_other})", str(equivalent), str(len(survivors)),
-           str(unreached) if reached is not None else "-", _percent(killed, judged),
-           _percent(killed, judged - unreached) if reached is not None else "-"]
+           str(unreached) if scored else "-", str(bug_only) if scored and correct else "-", _percent(killed, judged),
+           _percent(killed, judged - unreached) if scored else "-",
+           _percent(killed, judged - bug_only) if scored and correct else "-"]
     return row, survivors
 
 
@@ -443,8 +471,8 @@ def _percent(killed: int, judged: int) -> str:
 
 
 def print_table(rows: Sequence[Sequence[str]]) -> None:
-    head = ["model", "seed", "by", "mutants", "killed (error/timeout)", "equivalent", "survived", "unreached", "score",
-            "score (reached)"]
+    head = ["model", "seed", "by", "mutants", "killed (error/timeout)", "equivalent", "survived", "unreached",
+            "bug-only", "score", "score (reached)", "score (correct model)"]
     widths = [max(len(r[i]) for r in (head, *rows)) for i in range(len(head))]
     for r in (head, *rows):
         print("  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip())
@@ -468,6 +496,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--check-one", metavar="MODEL", help=argparse.SUPPRESS)
     parser.add_argument("--expect-root", help=argparse.SUPPRESS)
     parser.add_argument("--trace", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--correct-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.check_one:
         stop = start_tracing(args.check_one, Path(args.expect_root or ROOT)) if args.trace else None
@@ -476,7 +505,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         imported = Path(steersim.models.__file__).resolve()
         if args.expect_root and not imported.is_relative_to(Path(args.expect_root).resolve()):
             raise SystemExit(f"the mutated copy is not the one imported: models is {steersim.models.__file__}")
-        outcome = check_default(args.check_one) if args.by == "default" else check_matrix(args.check_one, args.config)
+        outcome = (check_default(args.check_one) if args.by == "default"
+                   else check_matrix(args.check_one, args.config, args.correct_only))
         if stop is not None:
             outcome["lines"] = stop()
         print(json.dumps(outcome))
@@ -497,10 +527,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     judges = ("default", "matrix") if args.by == "both" else (args.by,)
     for model in args.models:
         reached = reached_lines(model, args.config) if "default" in judges else None  # once per model and run
+        correct = functools.cache(functools.partial(correct_model_lines, model, args.config))
         for seed in args.seeds or [args.seed]:
             for by in judges:
                 row, lost = score(model, sample(model, args.mutants, seed), args.config, args.timeout, equivalents,
-                                  not args.quiet, by, seed, reached if by == "default" else None)
+                                  not args.quiet, by, seed, *((reached, correct) if by == "default" else ()))
                 rows.append(row)
                 survivors.extend(lost)
     print_table(rows)
