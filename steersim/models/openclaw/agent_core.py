@@ -99,7 +99,8 @@ def respond(cfg: Config, st: Step) -> None:
     if st.llm_calls <= cfg.tool_turns and cfg.calls > 0:
         calls = tuple(E.call_id(j) for j in range(cfg.calls))
         st.emit(*E.assistant_message(st.llm_calls, calls, "toolUse"))
-        st.calls, st.call, st.drained, st.has_more = (NEW,) * cfg.calls, 0, False, True
+        st.calls, st.call, st.drained = (NEW,) * cfg.calls, 0, False
+        st.has_more = cfg.bug != "tool-results-unanswered"
         st.phase = "seq-a" if cfg.tool_execution == "sequential" else "par-prep"
     else:
         st.emit(*E.assistant_message(st.llm_calls, (), "stop"))
@@ -158,7 +159,7 @@ def launch_sequential(cfg: Config, st: Step) -> None:
         taken = poll(cfg, st, "before-launch")
         if taken:
             st.pending, st.drained = taken, True
-            complete_tail(cfg, st, index, steering=True, start_emitted=True)
+            complete_tail(cfg, st, index, steering=cfg.bug != "skip-reads-abort", start_emitted=True)
             return
     st.emit(E.tool_execute(E.call_id(index)))
     st.calls = set_at(st.calls, index, RUNNING)
@@ -204,13 +205,13 @@ def prepare_parallel(cfg: Config, st: Step) -> None:
     prepare phase); otherwise it waits, ready, for the launch checkpoint."""
     index = st.call
     call = E.call_id(index)
-    if st.aborted:
+    if st.aborted and cfg.bug != "prepare-ignores-abort":
         st.emit(E.tool_end(call, E.ABORT_TEXT, started=False))
         st.calls = set_at(st.calls, index, ABORTED)
         st.phase = "par-cp"
         return
     if index == cfg.blocked_call:
-        st.emit(E.tool_end(call, E.BLOCK_TEXT, started=False))
+        st.emit(E.tool_end(call, E.BLOCK_TEXT, started=cfg.bug == "block-reads-started"))
         st.calls = set_at(st.calls, index, ENDED)
     if index + 1 < len(st.calls):
         st.call, st.phase = index + 1, "par-prep"
@@ -352,7 +353,7 @@ def next_turn(cfg: Config, st: Step) -> None:
 
 def follow_up_poll(cfg: Config, st: Step) -> None:
     """Leaving the turn loop (after a last stopIfAborted), the agent follow-up queue is drained."""
-    if st.aborted:
+    if st.aborted and cfg.bug != "follow-up-after-abort":
         abort_run(cfg, st)
         return
     taken, st.followups = drain(st.followups, cfg.follow_up_mode, cfg)
