@@ -21,7 +21,7 @@ def queue(cfg: Config, st: Step, item: str) -> bool:
         return False
     st.emit(E.gateway("codex_queued", id=item))
     st.batch = (*st.batch, item)
-    if cfg.codex_debounce_ms == 0:
+    if cfg.codex_debounce_ms == 0 or cfg.bug == "codex-flush-at-once":
         flush(st)
     return True
 

@@ -51,6 +51,7 @@ def sent_by(cfg: Config) -> dict[str, tuple[str, ...]]:
         "tool_execute": ("tool.launch", "tool.launch_call"),
         "followup_drain": ("gateway.drain",),
         "turn/steer": ("user.message", "timer.codex_flush"),
+        "codex_queued": ("user.message",),
         "userMessage": ("codex.boundary",),
         "followup_requeued": ("codex.boundary",),
         "turn/completed": ("codex.boundary",),
@@ -264,6 +265,19 @@ def _waits_debounce(s: OpenClawState, a: Action, t: OpenClawState) -> bool:
     return a.kind != "timer.debounce" or s.window
 
 
+def _codex_steer_window(cfg: Config, s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]
+                        ) -> bool:
+    """The Codex steering queue's quiet window (spec section 6, attempt-steering.ts): with a window
+    (`codex_debounce_ms` above 0) each queue() re-arms the timer and only its expiry sends the batch, so
+    a turn/steer never leaves in the step that queued a message; with an explicit 0 each queued message
+    goes out at once, as its own turn/steer, without a timer."""
+    sent = [event.data["ids"] for event in events if event.name == "turn/steer"]
+    if cfg.codex_debounce_ms > 0:
+        return a.kind == "timer.codex_flush" or not sent
+    queued = [[event.data["id"]] for event in events if event.name == "codex_queued"]
+    return sent == queued
+
+
 def _codex_consumes_sent(s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]) -> bool:
     """Replay the step's Codex traffic over the batches sent and not yet consumed (`s.inflight`): a
     turn/steer request adds its batch, a userMessage item must echo the oldest one (Codex writes steered
@@ -462,6 +476,9 @@ def properties(cfg: Config, events_of: EventsOf) -> list[Property]:
                         "Codex echoes each turn/steer batch once, oldest first, as a userMessage item, a "
                         "turn holds exactly the batches sent and not yet echoed, and a closing turn hands "
                         "back every message it holds and did not consume"))
+        props.append(on("codex-steer-window", partial(_codex_steer_window, cfg), ("turn/steer", "codex_queued"),
+                        "with a quiet window a turn/steer leaves only when the window elapses; without one "
+                        "each queued message leaves at once, alone"))
     if cfg.tool_execution == "parallel" and not cfg.codex:
         props.append(Always("abort-stops-prepare",
                             step=lambda s, a, t: _abort_stops_prepare(s, a, t, events_of(s, a)),

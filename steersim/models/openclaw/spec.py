@@ -126,6 +126,8 @@ BUGS = (
     Bug("turn-end-drops-unsent", "a closing Codex turn hands back only the turn/steer batches in flight, "
         "losing the messages still in the quiet window", "codex-consumes-what-was-sent",
         {"runtime": "codex", "messages": 1}),
+    Bug("codex-flush-at-once", "the Codex steering queue sends each message as its own turn/steer at once, "
+        "although a quiet window is configured", "codex-steer-window", {"runtime": "codex", "messages": 1}),
     Bug("enqueue-keeps-window", "an enqueue does not restart the follow-up queue's quiet window, so a message "
         "that arrives after the window elapsed drains at once", "followup-waits-debounce", {"mode": 'followup'}),
 )
