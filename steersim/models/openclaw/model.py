@@ -144,7 +144,7 @@ class OpenClawModel(ModelBase):
             finish(cfg, st, a.args[0])
         else:
             RUNTIME_HANDLERS[kind](cfg, st)
-        opened = window_after(cfg, st.events)
+        opened = window_after(cfg, st.events)  # the quiet window as the step's events tell it
         if opened is not None:
             st.window = opened
 
