@@ -31,6 +31,7 @@ GUARDS = [
     ({"runtime": "codex"}, {"runtime": "agent-core"}, "codex-consumes-steer"),
     ({}, {"layer": "agent"}, "session-continues-steer"),
     ({"end_listener_window": True}, {"end_listener_window": False}, "steer-lands-in-end-listeners"),
+    ({}, {"tool_execution": "sequential"}, "steer-lands-after-launch"),
 ]
 
 

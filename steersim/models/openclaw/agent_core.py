@@ -99,7 +99,8 @@ def respond(cfg: Config, st: Step) -> None:
     if st.llm_calls <= cfg.tool_turns and cfg.calls > 0:
         calls = tuple(E.call_id(j) for j in range(cfg.calls))
         st.emit(*E.assistant_message(st.llm_calls, calls, "toolUse"))
-        st.calls, st.call, st.drained, st.has_more = (NEW,) * cfg.calls, 0, False, True
+        st.calls, st.call, st.drained = (NEW,) * cfg.calls, 0, False
+        st.has_more = cfg.bug != "tool-results-unanswered"
         st.phase = "seq-a" if cfg.tool_execution == "sequential" else "par-prep"
     else:
         st.emit(*E.assistant_message(st.llm_calls, (), "stop"))
@@ -158,7 +159,7 @@ def launch_sequential(cfg: Config, st: Step) -> None:
         taken = poll(cfg, st, "before-launch")
         if taken:
             st.pending, st.drained = taken, True
-            complete_tail(cfg, st, index, steering=True, start_emitted=True)
+            complete_tail(cfg, st, index, steering=cfg.bug != "skip-reads-abort", start_emitted=True)
             return
     st.emit(E.tool_execute(E.call_id(index)))
     st.calls = set_at(st.calls, index, RUNNING)
@@ -204,13 +205,13 @@ def prepare_parallel(cfg: Config, st: Step) -> None:
     prepare phase); otherwise it waits, ready, for the launch checkpoint."""
     index = st.call
     call = E.call_id(index)
-    if st.aborted:
+    if st.aborted and cfg.bug != "prepare-ignores-abort":
         st.emit(E.tool_end(call, E.ABORT_TEXT, started=False))
         st.calls = set_at(st.calls, index, ABORTED)
         st.phase = "par-cp"
         return
     if index == cfg.blocked_call:
-        st.emit(E.tool_end(call, E.BLOCK_TEXT, started=False))
+        st.emit(E.tool_end(call, E.BLOCK_TEXT, started=cfg.bug == "block-reads-started"))
         st.calls = set_at(st.calls, index, ENDED)
     if index + 1 < len(st.calls):
         st.call, st.phase = index + 1, "par-prep"
@@ -234,7 +235,9 @@ def launch_parallel(cfg: Config, st: Step) -> None:
     taken = poll(cfg, st, "batch-launch")
     if taken:
         st.pending, st.drained = taken, True
-        recalled = ready[:1] if cfg.bug == "partial-parallel-recall" else ready
+        recalled = ready
+        if cfg.bug == "partial-parallel-recall":
+            recalled = ready[:1]
         for j in recalled:
             if cfg.bug != "skip-without-result":
                 text = E.ABORT_TEXT if cfg.bug == "wrong-skip-text" else cfg.skip_text
@@ -291,22 +294,39 @@ def commit_parallel(cfg: Config, st: Step) -> None:
         if status not in (ENDED, SKIPPED, ABORTED):
             continue
         st.calls = set_at(st.calls, j, DONE)
-        if status == SKIPPED and cfg.bug == "skip-without-result":
-            continue
         call = E.call_id(j)
-        if status == SKIPPED and cfg.bug == "double-end-event":
-            st.emit(E.tool_end(call, cfg.skip_text, started=False, details=E.SKIP_DETAILS))
-        if status == ENDED and j == cfg.blocked_call and st.drained and cfg.bug == "skip-overwrites-preflight":
-            text, details = cfg.skip_text, dict(E.SKIP_DETAILS)
-        elif status == ENDED:
-            text = E.BLOCK_TEXT if j == cfg.blocked_call else E.real_text(call)
-            details = {}
-        elif status == SKIPPED and cfg.bug != "skip-result-reads-abort":
-            text, details = cfg.skip_text, dict(E.SKIP_DETAILS)
+        if status == ENDED:
+            result = ended_result(cfg, st, j, call)
+        elif status == SKIPPED:
+            result = skipped_result(cfg, st, call)
         else:
-            text, details = E.ABORT_TEXT, {}
-        st.emit(*E.tool_result_message(call, text, details))
+            result = E.ABORT_TEXT, {}
+        if result is not None:
+            st.emit(*E.tool_result_message(call, *result))
     st.phase = "turn-end"
+
+
+def ended_result(cfg: Config, st: Step, index: int, call: str) -> tuple[str, dict]:
+    """The result of a call that ended on its own: its output, or its preflight's block (which the
+    skip-overwrites-preflight variant replaces with the steering skip once the batch drained a steer)."""
+    if index != cfg.blocked_call:
+        return E.real_text(call), {}
+    if cfg.bug == "skip-overwrites-preflight":
+        return (cfg.skip_text, dict(E.SKIP_DETAILS)) if st.drained else (E.BLOCK_TEXT, {})
+    return E.BLOCK_TEXT, {}
+
+
+def skipped_result(cfg: Config, st: Step, call: str) -> tuple[str, dict] | None:
+    """The result of a call steering recalled at the launch checkpoint: the skip. The seeded variants
+    send none (skip-without-result), end the call a second time first (double-end-event), or write the
+    abort text (skip-result-reads-abort)."""
+    if cfg.bug == "skip-without-result":
+        return None
+    if cfg.bug == "double-end-event":
+        st.emit(E.tool_end(call, cfg.skip_text, started=False, details=E.SKIP_DETAILS))
+    if cfg.bug == "skip-result-reads-abort":
+        return E.ABORT_TEXT, {}
+    return cfg.skip_text, dict(E.SKIP_DETAILS)
 
 
 def end_turn(cfg: Config, st: Step) -> None:
@@ -352,7 +372,7 @@ def next_turn(cfg: Config, st: Step) -> None:
 
 def follow_up_poll(cfg: Config, st: Step) -> None:
     """Leaving the turn loop (after a last stopIfAborted), the agent follow-up queue is drained."""
-    if st.aborted:
+    if st.aborted and cfg.bug != "follow-up-after-abort":
         abort_run(cfg, st)
         return
     taken, st.followups = drain(st.followups, cfg.follow_up_mode, cfg)

@@ -13,14 +13,15 @@ def queue(cfg: Config, st: Step, item: str) -> bool:
     """createCodexSteeringQueue().queue: batch the message and re-arm the quiet window (0 sends at once)."""
     if st.phase != "codex-turn" or st.aborted:
         reason = "no_active_run" if st.phase == IDLE else "not_streaming"
-        st.emit(E.gateway("steer_rejected", id=item, reason=reason))
+        if cfg.bug != "silent-steer-fallback":
+            st.emit(E.gateway("steer_rejected", id=item, reason=reason))
         return False
     if cfg.codex_turn_kind != "default":
         st.emit(E.codex("activeTurnNotSteerable", id=item, turnKind=cfg.codex_turn_kind))
         return False
     st.emit(E.gateway("codex_queued", id=item))
     st.batch = (*st.batch, item)
-    if cfg.codex_debounce_ms == 0:
+    if cfg.codex_debounce_ms == 0 or cfg.bug == "codex-flush-at-once":
         flush(st)
     return True
 
@@ -44,7 +45,7 @@ def boundary(cfg: Config, st: Step) -> tuple[str, ...]:
     """A Codex model boundary consumes every batch sent so far (echoed as a userMessage completion).
     Returns the messages a closing turn hands back to the gateway."""
     if st.aborted:
-        return complete(st, "interrupted")
+        return complete(cfg, st, "interrupted")
     for sent in st.inflight:
         prompt = "+".join(sent)
         st.emit(E.codex("userMessage", id=prompt))
@@ -52,12 +53,13 @@ def boundary(cfg: Config, st: Step) -> tuple[str, ...]:
     if cfg.bug != "steer-consumed-twice":
         st.inflight = ()
     st.boundaries = st.boundaries - 1
-    return complete(st, "completed") if st.boundaries == 0 else ()
+    return complete(cfg, st, "completed") if st.boundaries == 0 else ()
 
 
-def complete(st: Step, status: str) -> tuple[str, ...]:
+def complete(cfg: Config, st: Step, status: str) -> tuple[str, ...]:
     """The turn ends and the steering queue closes: unsent and unconsumed messages fall back."""
     st.emit(E.codex("turn/completed", status=status))
-    leftovers = tuple(item for sent in st.inflight for item in sent) + st.batch
+    unsent = () if cfg.bug == "turn-end-drops-unsent" else st.batch
+    leftovers = tuple(item for sent in st.inflight for item in sent) + unsent
     st.inflight, st.batch, st.phase = (), (), IDLE
     return leftovers

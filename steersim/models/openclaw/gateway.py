@@ -50,7 +50,7 @@ def interrupt(cfg: Config, st: Step, item: str) -> None:
         start(st, item)
         return
     st.replacement = item
-    if st.phase != IDLE:
+    if st.phase != IDLE and cfg.bug != "interrupt-without-abort":
         st.aborted = True
 
 
@@ -76,7 +76,7 @@ def try_steer(cfg: Config, st: Step, item: str) -> bool:
 def enqueue(cfg: Config, st: Step, item: str) -> None:
     """enqueueFollowupRun with applyQueueDropPolicy. The debounce window restarts before the cap check,
     so even a rejected message delays the drain."""
-    if cfg.debounce_ms > 0:
+    if cfg.debounce_ms > 0 and cfg.bug != "enqueue-keeps-window":
         st.quiet = False
     if len(st.fq) >= cfg.cap:
         if cfg.drop == "new":

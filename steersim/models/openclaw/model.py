@@ -22,7 +22,7 @@ from steersim.models.openclaw.config import Config
 from steersim.models.openclaw.enabled import kinds_not_enabled
 from steersim.models.openclaw.facts import facts
 from steersim.models.openclaw.memo import StepMemo
-from steersim.models.openclaw.properties import properties, replay_lifecycle
+from steersim.models.openclaw.properties import properties, replay_lifecycle, window_after
 from steersim.models.openclaw.spec import DEFAULT_TIMING
 from steersim.models.openclaw.state import ENDING, IDLE, START, OpenClawState, Step
 
@@ -144,6 +144,9 @@ class OpenClawModel(ModelBase):
             finish(cfg, st, a.args[0])
         else:
             RUNTIME_HANDLERS[kind](cfg, st)
+        opened = window_after(cfg, st.events)  # the quiet window as the step's events tell it
+        if opened is not None:
+            st.window = opened
 
     def facts(self, event: Event) -> tuple[Fact, ...]:
         return facts(event)

@@ -51,7 +51,9 @@ def sent_by(cfg: Config) -> dict[str, tuple[str, ...]]:
         "tool_execute": ("tool.launch", "tool.launch_call"),
         "followup_drain": ("gateway.drain",),
         "turn/steer": ("user.message", "timer.codex_flush"),
+        "codex_queued": ("user.message",),
         "userMessage": ("codex.boundary",),
+        "followup_requeued": ("codex.boundary",),
         "turn/completed": ("codex.boundary",),
     }
 
@@ -70,8 +72,8 @@ def _ended(data: dict) -> Ended:
 
 
 def replay_lifecycle(seen: Lifecycle, events: Sequence[Event]) -> Lifecycle:
-    """Each call's lifecycle after `events` (`Lifecycle`), from the events alone: an assistant message
-    that asks for tools opens a new batch. Unknown calls are ignored; the judging is `_lifecycle_ok`'s
+    """Each call's lifecycle after `events` (`Lifecycle`), from the events alone: each assistant message
+    opens a new batch, empty when it asks for no tools. Unknown calls are ignored; the judging is `_lifecycle_ok`'s
     and `_result_matches_end`'s. A step without tool events leaves `seen` as it is."""
     life = None
     for event in events:
@@ -81,7 +83,7 @@ def replay_lifecycle(seen: Lifecycle, events: Sequence[Event]) -> Lifecycle:
         if life is None:
             life = list(seen)
         data = event.data
-        if name == "message_end" and data["role"] == "assistant" and data["toolCalls"]:
+        if name == "message_end" and data["role"] == "assistant":
             life = [0] * len(data["toolCalls"])
             continue
         if name == "tool_execution_start":
@@ -113,7 +115,7 @@ def _lifecycle_ok(in_order: bool, s: OpenClawState, a: Action, t: OpenClawState,
         if life is None:
             life = list(s.seen)
         data = event.data
-        if name == "message_end" and data["role"] == "assistant" and data["toolCalls"]:
+        if name == "message_end" and data["role"] == "assistant":
             life = [0] * len(data["toolCalls"])
             continue
         if name == "tool_execution_start":
@@ -145,7 +147,7 @@ def _result_matches_end(s: OpenClawState, a: Action, t: OpenClawState, events: S
     life = dict(enumerate(s.seen))
     for event in events:
         data = event.data
-        if event.name == "message_end" and data["role"] == "assistant" and data["toolCalls"]:
+        if event.name == "message_end" and data["role"] == "assistant":
             life = {}
         elif event.name == "tool_execution_end":
             life[_call_index(data["toolCallId"])] = _ended(data)
@@ -156,13 +158,136 @@ def _result_matches_end(s: OpenClawState, a: Action, t: OpenClawState, events: S
     return True
 
 
+def _abort_result_exact(s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]) -> bool:
+    """A call ends with "Operation aborted", details {} and executionStarted false exactly when it ends
+    unstarted in a run that was aborted (spec section 4.5): after an abort every unstarted call reads the
+    abort, never the steering skip nor its preflight's block; a run that was not aborted never reads it (a
+    steering skip, a blocking preflight keep their own results); a started call ends with its output."""
+    for event in events:
+        data = event.data
+        if event.name != "tool_execution_end":
+            continue
+        reads_abort = data["text"] == E.ABORT_TEXT
+        if reads_abort and (not s.aborted or data["executionStarted"] or data["details"]):
+            return False
+        if s.aborted and not data["executionStarted"] and not reads_abort:
+            return False
+    return True
+
+
+ABORT_STOPPED = frozenset(("model_request", "tool_execute", "follow_up_poll"))
+"""What an aborted run no longer does: call the model, launch a tool, drain the follow-up queue."""
+
+
+def _abort_stops_run(s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]) -> bool:
+    """Once a /stop aborted the run, or the gateway's interrupt did (its replacement waits for the run to
+    end: "abort and then wait"), the run makes no further model call (section 4.4), launches no tool, and
+    does not drain the follow-up queue (the loop leaves through stopIfAborted before the follow-up drain,
+    and AgentSession does not continue an aborted run)."""
+    if not (s.aborted or s.replacement):
+        return True
+    return not any(event.name in ABORT_STOPPED for event in events)
+
+
+PREPARE_KINDS = ("tool.start", "tool.prepare")
+"""The steps of the parallel prepare phase: a call's start, then its preparation."""
+
+
+def _abort_stops_prepare(s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]) -> bool:
+    """The parallel prepare phase stops at the abort (spec section 4.3, step 1: "If aborted, stop the
+    prepare phase"): a preparation that runs once the run is aborted ends its call with "Operation
+    aborted" at once, and once a call of the batch ended so, no later call starts its preparation (the
+    calls it did not reach get their abort pair at the launch checkpoint, step 4)."""
+    if not s.aborted or a.kind not in PREPARE_KINDS:
+        return True
+    if a.kind == "tool.prepare":
+        return any(event.name == "tool_execution_end" and event.data["text"] == E.ABORT_TEXT for event in events)
+    return not any(isinstance(value, tuple) and value[1] == E.ABORT_TEXT for value in s.seen)
+
+
+REFUSALS = frozenset(("steer_rejected", "activeTurnNotSteerable"))
+FALLBACKS = frozenset(("followup_enqueued", "followup_rejected"))
+
+
+def _fallback_follows_refusal(s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]) -> bool:
+    """In steer mode a message reaches the follow-up queue (or its cap) only after the runtime refused to
+    steer it, with its reason: queueEmbeddedAgentMessage's `steer_rejected` (no active run, compacting,
+    finalizing; the Codex steering queue's not_streaming) or a Codex turn's activeTurnNotSteerable. A
+    message the runtime took is never also queued for a follow-up run."""
+    refused = set()
+    for event in events:
+        if event.name in REFUSALS:
+            refused.add(event.data["id"])
+        elif event.name in FALLBACKS and event.data["id"] not in refused:
+            return False
+    return True
+
+
+def _tool_results_answered(cfg: Config, s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]
+                           ) -> bool:
+    """The loop calls the model again after every tool batch (hasMoreToolCalls): a run ends (agent_end)
+    only after a response that asked for no tools, unless it was aborted (the aborted assistant message
+    closes it) or shouldStopAfterTurn ended it right after the tool turn. The replayed lifecycle (`seen`)
+    is empty exactly when the last assistant message asked for no tools."""
+    asked = bool(s.seen)
+    for event in events:
+        if event.name == "message_end" and event.data["role"] == "assistant":
+            asked = bool(event.data["toolCalls"])
+        elif event.name == "agent_end" and asked and not (cfg.stop_after_turn and a.kind == "turn.poll"):
+            return False
+    return True
+
+
+WINDOW_OPENS = frozenset(("followup_enqueued", "followup_rejected", "followup_requeued"))
+
+
+def window_after(cfg: Config, events: Sequence[Event]) -> bool | None:
+    """Whether the follow-up queue's quiet window is open after `events`, as they tell it: an enqueue, a
+    rejection at the cap (lastEnqueuedAt is refreshed before the cap check) or a requeue opens it, and
+    debounce_elapsed closes it; None when they tell nothing (or no window is configured)."""
+    if cfg.debounce_ms <= 0:
+        return None
+    window = None
+    for event in events:
+        if event.name in WINDOW_OPENS:
+            window = True
+        elif event.name == "debounce_elapsed":
+            window = False
+    return window
+
+
+def _waits_debounce(s: OpenClawState, a: Action, t: OpenClawState) -> bool:
+    """The follow-up queue drains only once the quiet window closed after the last enqueue, and the window
+    elapses only after an enqueue (or a rejection, or a requeue) opened it: judged on the window the
+    gateway's events tell (`OpenClawState.window`), not on the model's `quiet`."""
+    if a.kind == "gateway.drain":
+        return not s.window
+    return a.kind != "timer.debounce" or s.window
+
+
+def _codex_steer_window(cfg: Config, s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]
+                        ) -> bool:
+    """The Codex steering queue's quiet window (spec section 6, attempt-steering.ts): with a window
+    (`codex_debounce_ms` above 0) each queue() re-arms the timer and only its expiry sends the batch, so
+    a turn/steer never leaves in the step that queued a message; with an explicit 0 each queued message
+    goes out at once, as its own turn/steer, without a timer."""
+    sent = [event.data["ids"] for event in events if event.name == "turn/steer"]
+    if cfg.codex_debounce_ms > 0:
+        return a.kind == "timer.codex_flush" or not sent
+    queued = [[event.data["id"]] for event in events if event.name == "codex_queued"]
+    return sent == queued
+
+
 def _codex_consumes_sent(s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]) -> bool:
     """Replay the step's Codex traffic over the batches sent and not yet consumed (`s.inflight`): a
     turn/steer request adds its batch, a userMessage item must echo the oldest one (Codex writes steered
     input once, in the order it was sent), and turn/completed hands back whatever is left. What remains
     is what the turn still holds (`t.inflight`): nothing consumed that was never sent, nothing sent that
-    is neither consumed nor held."""
+    is neither consumed nor held. The closing turn hands back, in order, every message it holds and did
+    not consume: the batches in flight, then those still in the quiet window (`followup_requeued`)."""
     inflight = list(s.inflight)
+    handed: list[str] = []
+    requeued: list[str] = []
     for event in events:
         if event.name == "turn/steer":
             inflight.append(tuple(event.data["ids"]))
@@ -170,8 +295,11 @@ def _codex_consumes_sent(s: OpenClawState, a: Action, t: OpenClawState, events: 
             if not inflight or "+".join(inflight.pop(0)) != event.data["id"]:
                 return False
         elif event.name == "turn/completed":
+            handed = [item for sent in inflight for item in sent] + list(s.batch)
             inflight = []
-    return tuple(inflight) == t.inflight
+        elif event.name == "followup_requeued":
+            requeued.append(event.data["id"])
+    return tuple(inflight) == t.inflight and requeued == handed
 
 
 def _no_cancel_started(s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]) -> bool:
@@ -254,7 +382,8 @@ def _one_at_a_time(cfg: Config, s: OpenClawState, a: Action, t: OpenClawState, e
 def _truthful_preflight(cfg: Config, s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]
                         ) -> bool:
     """Once the blocked call's preflight ran (the call started), its result is the block (or the abort);
-    a steer drained before the call started may still skip it."""
+    a steer drained before the call started may still skip it. Its implementation never runs: no launch,
+    and its end reads executionStarted false (spec section 4.5)."""
     index = cfg.blocked_call
     if index >= len(s.calls) or s.calls[index] == NEW:
         return True
@@ -263,6 +392,8 @@ def _truthful_preflight(cfg: Config, s: OpenClawState, a: Action, t: OpenClawSta
         data = event.data
         call = data.get("toolCallId", data.get("id") if data.get("role") == "toolResult" else None)
         if call == blocked and "text" in data and data["text"] not in (E.BLOCK_TEXT, E.ABORT_TEXT):
+            return False
+        if call == blocked and (data.get("executionStarted") or event.name == "tool_execute"):
             return False
     return True
 
@@ -316,6 +447,14 @@ def properties(cfg: Config, events_of: EventsOf) -> list[Property]:
            "tool result messages follow assistant source order"),
         on("result-matches-end", _result_matches_end, ("tool_result",),
            "each call's toolResult message carries the text and details of its tool_execution_end"),
+        on("abort-result-exact", _abort_result_exact, ("tool_execution_end",),
+           f"a call ends unstarted with {E.ABORT_TEXT!r} and details {{}} exactly when its run was aborted"),
+        on("abort-stops-the-run", _abort_stops_run, tuple(ABORT_STOPPED),
+           "an aborted run (a /stop, or an interrupt whose replacement waits) calls no model, launches no tool "
+           "and drains no follow-up"),
+        on("tool-results-reach-model", partial(_tool_results_answered, cfg), ("agent_end",),
+           "a run that was neither aborted nor stopped by shouldStopAfterTurn ends only after the model "
+           "answered its last tool results"),
         on("skip-result-exact", partial(_skip_exact, cfg), ended,
            f"a steering skip reads {cfg.skip_text!r} with details {E.SKIP_DETAILS} and never started"),
         on("steer-before-next-call", _steer_before_next_call, ("model_request",),
@@ -333,12 +472,29 @@ def properties(cfg: Config, events_of: EventsOf) -> list[Property]:
     ]
     if cfg.codex:
         props.append(on("codex-consumes-what-was-sent", _codex_consumes_sent,
-                        ("turn/steer", "userMessage", "turn/completed"),
-                        "Codex echoes each turn/steer batch once, oldest first, as a userMessage item, and a "
-                        "turn holds exactly the batches sent and not yet echoed"))
+                        ("turn/steer", "userMessage", "turn/completed", "followup_requeued"),
+                        "Codex echoes each turn/steer batch once, oldest first, as a userMessage item, a "
+                        "turn holds exactly the batches sent and not yet echoed, and a closing turn hands "
+                        "back every message it holds and did not consume"))
+        props.append(on("codex-steer-window", partial(_codex_steer_window, cfg), ("turn/steer", "codex_queued"),
+                        "with a quiet window a turn/steer leaves only when the window elapses; without one "
+                        "each queued message leaves at once, alone"))
+    if cfg.tool_execution == "parallel" and not cfg.codex:
+        props.append(Always("abort-stops-prepare",
+                            step=lambda s, a, t: _abort_stops_prepare(s, a, t, events_of(s, a)),
+                            kinds=PREPARE_KINDS,
+                            doc="the parallel prepare phase stops at the abort: the call being prepared ends "
+                                "'Operation aborted', and no later call starts its preparation"))
+    if cfg.mode == "steer":
+        props.append(Always("fallback-follows-refusal",
+                            step=lambda s, a, t: _fallback_follows_refusal(s, a, t, events_of(s, a)),
+                            kinds=("user.message",),
+                            doc="in steer mode a message falls back to the follow-up queue only after the "
+                                "runtime refused to steer it, with its reason"))
     if cfg.blocked_call >= 0:
-        props.append(on("truthful-preflight", partial(_truthful_preflight, cfg), ended,
-                        "a call blocked by its preflight keeps its own result, even when steering skips"))
+        props.append(on("truthful-preflight", partial(_truthful_preflight, cfg), (*ended, "tool_execute"),
+                        "a call blocked by its preflight keeps its own result, even when steering skips, "
+                        "and never starts"))
     if cfg.mode == "collect":
         props.append(on("collect-respects-routes", partial(_collect_routes, cfg), ("followup_drain",),
                         "collect never coalesces messages of different routes, nor delivers "
@@ -348,10 +504,10 @@ def properties(cfg: Config, events_of: EventsOf) -> list[Property]:
                         "an overflow summary run carries at most `cap` summary lines (the oldest are "
                         "elided)"))
     if cfg.mode != "interrupt" and cfg.debounce_ms > 0:
-        props.append(Always("followup-waits-debounce",
-                            step=lambda s, a, t: not (a.kind == "gateway.drain" and not s.quiet),
-                            kinds=("gateway.drain",),
-                            doc="the follow-up queue drains only after the debounce window"))
+        props.append(Always("followup-waits-debounce", step=_waits_debounce,
+                            kinds=("gateway.drain", "timer.debounce"),
+                            doc="the follow-up queue drains only after the debounce window, which only an "
+                                "enqueue, a rejection at the cap or a requeue opens"))
     off = kinds_not_enabled(cfg)
     if off:
         props.append(Always("switched-off-stays-off", step=lambda s, a, t: a.kind not in off, kinds=tuple(off),
@@ -374,6 +530,12 @@ def _vacuity_guards(cfg: Config) -> list[Property]:
             Sometimes("steer-lands-during-tool", state=lambda s: bool(s.steerq) and RUNNING in s.calls,
                       doc="some steer arrives while a tool implementation runs"),
         ]
+        if cfg.tool_execution == "parallel":
+            guards.append(Sometimes(
+                "steer-lands-after-launch", state=lambda s: s.late_steer,
+                doc="some steer is accepted after a parallel batch crossed its launch checkpoint, where no "
+                    "checkpoint of the batch polls it (the steer steer-outranks-stop weighs against "
+                    "shouldStopAfterTurn)"))
     if steering and not cfg.codex:
         guards.append(Sometimes(
             "steer-injected-mid-run",

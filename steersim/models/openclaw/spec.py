@@ -106,6 +106,30 @@ BUGS = (
         "boundary echoes them again", "codex-consumes-what-was-sent", {"runtime": "codex", "messages": 1}),
     Bug("overflow-across-routes", "the overflow summary rides with the next drained prompt, whatever its route",
         "collect-respects-routes", {"mode": 'collect', "routes": 2, "cap": 1}),
+    Bug("skip-reads-abort", "a steer drained at sequential checkpoint B ends the tail with \"Operation aborted\", "
+        "as if the run had been aborted, instead of the steering skip", "abort-result-exact",
+        {"tool_execution": 'sequential'}),
+    Bug("interrupt-without-abort", "an interrupt leaves the active run running and only queues its message as the "
+        "replacement, which runs once that run ends by itself", "abort-stops-the-run", {"mode": 'interrupt'}),
+    Bug("follow-up-after-abort", "leaving the turn loop, an aborted run still drains the agent follow-up queue "
+        "(no stopIfAborted before the follow-up drain)", "abort-stops-the-run",
+        {"abort": True, "agent_follow_ups": 1}),
+    Bug("prepare-ignores-abort", "the parallel prepare phase goes on preparing calls after the abort, leaving "
+        "them to the launch checkpoint", "abort-stops-prepare", {"abort": True}),
+    Bug("silent-steer-fallback", "the Codex steering queue refuses a message that arrives before the turn "
+        "streams without saying so (no steer_rejected), and the gateway queues it as a follow-up",
+        "fallback-follows-refusal", {"runtime": "codex", "messages": 1}),
+    Bug("tool-results-unanswered", "the loop leaves after a tool batch without calling the model on the "
+        "results (hasMoreToolCalls is lost)", "tool-results-reach-model"),
+    Bug("block-reads-started", "a parallel call blocked by its beforeToolCall preflight ends as if its "
+        "implementation had run (executionStarted true)", "truthful-preflight", {"blocked_call": 0}),
+    Bug("turn-end-drops-unsent", "a closing Codex turn hands back only the turn/steer batches in flight, "
+        "losing the messages still in the quiet window", "codex-consumes-what-was-sent",
+        {"runtime": "codex", "messages": 1}),
+    Bug("codex-flush-at-once", "the Codex steering queue sends each message as its own turn/steer at once, "
+        "although a quiet window is configured", "codex-steer-window", {"runtime": "codex", "messages": 1}),
+    Bug("enqueue-keeps-window", "an enqueue does not restart the follow-up queue's quiet window, so a message "
+        "that arrives after the window elapsed drains at once", "followup-waits-debounce", {"mode": 'followup'}),
 )
 
 DEFAULT_TIMING: Mapping[str, Any] = {

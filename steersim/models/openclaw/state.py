@@ -30,8 +30,12 @@ class OpenClawState(NamedTuple):
     collect drain was found cross-route, `replacement` the interrupt message waiting to run.
     Codex: `batch` messages in the quiet window, `inflight` batches sent with turn/steer and not yet
     consumed, `steer_batches` batches sent in this turn, `boundaries` model boundaries left.
+    Observed: `window` the follow-up queue's quiet window is open as the gateway's events tell it (an
+    enqueue, a rejection at the cap or a requeue opened it and no debounce_elapsed closed it since),
+    replayed from every step's events (`properties.window_after`), never from `quiet`.
     Observed: `seen` each call's lifecycle as the emitted events tell it (0 nothing, 1 tool_execution_start,
-    `(2, text, details)` tool_execution_end with the result it carried, 3 its toolResult message), replayed
+    `(2, text, details)` tool_execution_end with the result it carried, 3 its toolResult message; empty
+    once an assistant message asks for no tools, so a run's last response is known to have asked for none), replayed
     from every step's events (`properties.replay_lifecycle`), never from `calls`, so properties judge what
     was emitted."""
 
@@ -63,6 +67,7 @@ class OpenClawState(NamedTuple):
     inflight: tuple[tuple[str, ...], ...] = ()
     steer_batches: int = 0
     boundaries: int = 0
+    window: bool = False
     seen: Lifecycle = ()
 
 
