@@ -28,12 +28,14 @@ unreached property, a model error or the timeout),
 `--by both` scores each mutant by both, so the two columns show what a user's first check catches
 against the whole matrix. Some of a model's code runs only in a seeded bug variant or in a reading
 the default check leaves out, so the default check cannot kill a mutant there, although the matrix
-may. To show that apart, the unmutated default check runs once per model under line tracing of the
-model's own package, and a survivor none of whose changed lines it executed is unreached by the
+may. To show that apart, the unmutated default check runs once per model under tracing of the
+bytecode instructions of the model's own package (where in the source each one is, so that the second
+operand of `bug == X and queue` counts as run only in bug variant X, although its line runs in every check),
+and a survivor none of whose changed code it executed is unreached by the
 default check: counted in `unreached`, marked so on its survivor line, and left out of `score
-(reached)`, killed / (mutants - equivalent - unreached). A mutant on such a line that the default
-check kills anyway (it breaks the import, say) counts as killed. Of the unreached survivors, those on
-lines that the matrix's cases of the correct model (no `bug`, every parameter point the matrix names)
+(reached)`, killed / (mutants - equivalent - unreached). A mutant of such code that the default
+check kills anyway (it breaks the import, say) counts as killed. Of the unreached survivors, those of
+code that the matrix's cases of the correct model (no `bug`, every parameter point the matrix names)
 never run either, traced once per model when the first such survivor turns up, are bug-only: only a
 seeded bug variant runs them, so they change a bug variant and not what the model says the real system
 shows. They are counted in `bug-only`, marked so, and left out of `score (correct model)`, killed /
@@ -50,6 +52,7 @@ from __future__ import annotations
 import argparse
 import ast
 import copy
+import dis
 import functools
 import hashlib
 import json
@@ -64,7 +67,7 @@ import tomllib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
+from types import CodeType, FrameType
 
 ROOT = Path(__file__).resolve().parents[1]
 EQUIVALENTS = ROOT / "benchmarks" / "mutation-equivalents.toml"
@@ -94,6 +97,9 @@ SWAPPED_COMPARISONS = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.Gt
 DELETABLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.If, ast.For, ast.Return)
 
 
+Span = tuple[int, int, int, int]  # first line, its column, last line, the column after the code
+
+
 @dataclass(frozen=True)
 class Mutant:
     """One spot of one file and how it changes. `id` is stable under edits elsewhere in the file."""
@@ -105,16 +111,22 @@ class Mutant:
     ordinal: int  # the spot's number among its function's spots of this operator
     line: int
     change: str
-    end_line: int = 0  # the last line of the changed spot (the condition, the statement, the expression)
+    span: Span = (0, 0, 0, 0)  # where the changed code is (the condition, the statement, the expression)
 
     @property
     def id(self) -> str:
         return f"{self.path}:{self.function}#{self.operator}{self.ordinal}:{self.change}"
 
-    def reached(self, executed: dict[str, frozenset[int]]) -> bool:
-        """Whether a run that executed these lines (path -> line numbers) ran any line of the changed spot."""
-        lines = executed.get(self.path, frozenset())
-        return any(n in lines for n in range(self.line, max(self.line, self.end_line) + 1))
+    def reached(self, executed: dict[str, frozenset[Span]]) -> bool:
+        """Whether a run that executed these instructions (path -> the source spans of the bytecode
+        instructions it ran) ran any instruction of the changed code. Instructions, not lines: in
+        `bug == X and queue` the second operand runs only in bug variant X, on the line every run runs.
+        A constant counts as run also where an instruction around it ran, as a folded tuple of constants
+        does."""
+        start, end = self.span[:2], self.span[2:]
+        constant = self.operator == "constant"
+        return any((start <= ran[:2] and ran[2:] <= end) or (constant and ran[:2] <= start and end <= ran[2:])
+                   for ran in executed.get(self.path, frozenset()))
 
 
 def _functions(tree: ast.Module) -> Iterator[tuple[str, ast.FunctionDef]]:
@@ -218,19 +230,21 @@ def _walk(model: str, path: str, tree: ast.Module) -> Iterator[tuple[Mutant, ast
             line = getattr(node, "lineno", function.lineno)
             if operator == "delete":
                 line = getattr(node, index[0])[index[1]].lineno  # type: ignore[index]
-            end = _spot_end(node, operator, index) or line
-            yield Mutant(model, path, name, operator, ordinal, line, change, end), node, index
+            span = _spot_span(node, operator, index)
+            yield Mutant(model, path, name, operator, ordinal, line, change, span), node, index
 
 
-def _spot_end(node: ast.AST, operator: str, index: object) -> int | None:
-    """The last line of what a mutant changes: the deleted statement, the negated condition, or the node."""
+def _spot_span(node: ast.AST, operator: str, index: object) -> Span:
+    """Where the code a mutant changes is: the deleted statement, the negated condition, or the node."""
     if operator == "delete":
-        return getattr(node, index[0])[index[1]].end_lineno  # type: ignore[index]
-    if operator == "negate" and isinstance(node, ast.comprehension):
-        return node.ifs[index].end_lineno  # type: ignore[index]
-    if operator == "negate":
-        return node.test.end_lineno  # type: ignore[attr-defined]
-    return getattr(node, "end_lineno", None)
+        changed = getattr(node, index[0])[index[1]]  # type: ignore[index]
+    elif operator == "negate" and isinstance(node, ast.comprehension):
+        changed = node.ifs[index]  # type: ignore[index]
+    elif operator == "negate":
+        changed = node.test  # type: ignore[attr-defined]
+    else:
+        changed = node
+    return (changed.lineno, changed.col_offset, changed.end_lineno, changed.end_col_offset)  # type: ignore[attr-defined]
 
 
 def mutated_source(mutant: Mutant) -> str:
@@ -295,18 +309,19 @@ def _passes(result: object) -> bool:
         p.status in ("violated", "unreached") for p in result.properties)  # type: ignore[attr-defined]
 
 
-def start_tracing(model: str, root: Path) -> Callable[[], dict[str, list[int]]]:
-    """Record the lines of the model's own package (the folder of its transition code under `root`) that
-    run from now on, in this thread and in threads started later. Returns what stops the recording and
-    gives the lines, as path relative to `root` -> sorted line numbers. Started before the model is
-    imported, so that the module-level lines (default arguments, class bodies) count too."""
+def start_tracing(model: str, root: Path) -> Callable[[], dict[str, list[Span]]]:
+    """Record the bytecode instructions of the model's own package (the folder of its transition code
+    under `root`) that run from now on, in this thread and in threads started later. Returns what stops
+    the recording and gives the source spans of those instructions, as path relative to `root` -> sorted
+    spans. Started before the model is imported, so that the module-level code (default arguments,
+    class bodies) counts too."""
     folder = str((root / TARGETS[model][0]).parent.resolve()) + os.sep
-    executed: dict[str, set[int]] = {}
+    executed: dict[CodeType, set[int]] = {}
     ours: dict[str, bool] = {}
 
     def local(frame: FrameType, event: str, arg: object) -> Callable[..., object]:
-        if event == "line":
-            executed[frame.f_code.co_filename].add(frame.f_lineno)
+        if event == "opcode":
+            executed[frame.f_code].add(frame.f_lasti)
         return local
 
     def call(frame: FrameType, event: str, arg: object) -> Callable[..., object] | None:
@@ -315,44 +330,53 @@ def start_tracing(model: str, root: Path) -> Callable[[], dict[str, list[int]]]:
             ours[filename] = str(Path(filename).resolve()).startswith(folder)
         if not ours[filename]:
             return None
-        executed.setdefault(filename, set())
+        executed.setdefault(frame.f_code, set())
+        frame.f_trace_opcodes = True
+        frame.f_trace_lines = False
         return local
 
-    def stop() -> dict[str, list[int]]:
+    def stop() -> dict[str, list[Span]]:
         sys.settrace(None)
         threading.settrace(None)  # type: ignore[arg-type]
         resolved = root.resolve()
-        return {Path(f).resolve().relative_to(resolved).as_posix(): sorted(lines)
-                for f, lines in sorted(executed.items())}
+        spans: dict[str, set[Span]] = {}
+        for code, offsets in executed.items():
+            path = Path(code.co_filename).resolve().relative_to(resolved).as_posix()
+            spans.setdefault(path, set()).update(
+                (p.lineno, p.col_offset, p.end_lineno, p.end_col_offset)  # type: ignore[misc]
+                for i in dis.get_instructions(code) if i.offset in offsets
+                for p in [i.positions] if p is not None and None not in p)
+        return {path: sorted(found) for path, found in sorted(spans.items())}
 
     threading.settrace(call)
     sys.settrace(call)
     return stop
 
 
-def reached_lines(model: str, config: Path) -> dict[str, frozenset[int]]:
-    """The lines of the model's package that its unmutated default check executes, traced once in a
-    subprocess as the mutants are checked. A surviving mutant none of whose lines are among them is
+def reached_code(model: str, config: Path) -> dict[str, frozenset[Span]]:
+    """What code of the model's package its unmutated default check executes (`start_tracing`), traced
+    once in a subprocess as the mutants are checked. A surviving mutant none of whose code is among it is
     unreached by the default check: it cannot kill it, whatever it checks."""
-    return _traced_lines(model, config, "default")
+    return _traced_code(model, config, "default")
 
 
-def correct_model_lines(model: str, config: Path) -> dict[str, frozenset[int]]:
-    """The lines of the model's package that the unmutated matrix's cases of the correct model (no seeded
-    bug, every parameter point the matrix names) execute. A survivor unreached by the default check and
-    by these too is on code that only a seeded bug variant runs: no check of the correct model can kill it,
+def correct_model_code(model: str, config: Path) -> dict[str, frozenset[Span]]:
+    """What code of the model's package the unmutated matrix's cases of the correct model (no seeded bug,
+    every parameter point the matrix names) execute. A survivor unreached by the default check and by
+    these too is on code that only a seeded bug variant runs: no check of the correct model can kill it,
     and what it changes is a bug variant, not what the model says the real system shows."""
-    return _traced_lines(model, config, "matrix", correct_only=True)
+    return _traced_code(model, config, "matrix", correct_only=True)
 
 
-def _traced_lines(model: str, config: Path, by: str, correct_only: bool = False) -> dict[str, frozenset[int]]:
+def _traced_code(model: str, config: Path, by: str, correct_only: bool = False) -> dict[str, frozenset[Span]]:
     with tempfile.TemporaryDirectory(prefix="steersim-mutation-") as tmp:
         workdir = Path(tmp)
         shutil.copyfile(config, workdir / "matrix.toml")
         outcome = run_mutant(None, model, 3600.0, workdir, by, trace=True, correct_only=correct_only)
-    if outcome.get("killed") or "lines" not in outcome:
+    if outcome.get("killed") or "spans" not in outcome:
         raise SystemExit(f"the unmutated {model} model fails its own {by} check under tracing: {outcome}")
-    return {path: frozenset(lines) for path, lines in outcome["lines"].items()}  # type: ignore[attr-defined]
+    return {path: frozenset(map(tuple, spans))  # type: ignore[misc]
+            for path, spans in outcome["spans"].items()}  # type: ignore[attr-defined]
 
 
 def check_matrix(model: str, config: Path, correct_only: bool = False) -> dict[str, object]:
@@ -389,7 +413,7 @@ def run_mutant(mutant: Mutant | None, model: str, timeout: float, workdir: Path,
                trace: bool = False, correct_only: bool = False) -> dict[str, object]:
     """Check one mutant (None: the unmutated copy) in a subprocess against a copy of steersim/, by the
     matrix (only its correct-model cases with `correct_only`) or by the default check (`by`); with
-    `trace`, the outcome's `lines` are the model's lines the check executed (`start_tracing`)."""
+    `trace`, the outcome's `spans` are where the model's code the check executed is (`start_tracing`)."""
     target = workdir / "steersim"
     if target.exists():
         shutil.rmtree(target)
@@ -418,14 +442,14 @@ def run_mutant(mutant: Mutant | None, model: str, timeout: float, workdir: Path,
 
 # ---------------------------------------------------------------------- the table
 def score(model: str, mutants: Sequence[Mutant], config: Path, timeout: float | None, equivalents: dict[str, str],
-          echo: bool, by: str = "matrix", seed: int = 0, reached: dict[str, frozenset[int]] | None = None,
-          correct: Callable[[], dict[str, frozenset[int]]] | None = None) -> tuple[list[str], list[str]]:
+          echo: bool, by: str = "matrix", seed: int = 0, reached: dict[str, frozenset[Span]] | None = None,
+          correct: Callable[[], dict[str, frozenset[Span]]] | None = None) -> tuple[list[str], list[str]]:
     """The model's table row and its survivor lines, for the sample of `seed` judged `by` the matrix or
     the default check. Without a `timeout`, a mutant may take five times as long as the unmutated run,
-    and ten seconds more. With `reached` (the lines the unmutated default check executes), a survivor
-    on none of them counts as unreached, and the row scores also without the unreached survivors; with
-    `correct` too (what gives the lines the correct model's matrix cases execute, called only when a
-    survivor is unreached), an unreached survivor on none of those is bug-only, and the row scores also
+    and ten seconds more. With `reached` (the code the unmutated default check executes), a survivor
+    none of whose code it ran counts as unreached, and the row scores also without the unreached survivors; with
+    `correct` too (what gives the code the correct model's matrix cases execute, called only when a
+    survivor is unreached), an unreached survivor none of whose code they ran is bug-only, and the row scores also
     without the bug-only survivors."""
     killed = by_other = equivalent = unreached = bug_only = 0
     survivors = []
@@ -508,7 +532,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         outcome = (check_default(args.check_one) if args.by == "default"
                    else check_matrix(args.check_one, args.config, args.correct_only))
         if stop is not None:
-            outcome["lines"] = stop()
+            outcome["spans"] = stop()
         print(json.dumps(outcome))
         return 0
     if args.list or args.show:
@@ -526,8 +550,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows, survivors = [], []
     judges = ("default", "matrix") if args.by == "both" else (args.by,)
     for model in args.models:
-        reached = reached_lines(model, args.config) if "default" in judges else None  # once per model and run
-        correct = functools.cache(functools.partial(correct_model_lines, model, args.config))
+        reached = reached_code(model, args.config) if "default" in judges else None  # once per model and run
+        correct = functools.cache(functools.partial(correct_model_code, model, args.config))
         for seed in args.seeds or [args.seed]:
             for by in judges:
                 row, lost = score(model, sample(model, args.mutants, seed), args.config, args.timeout, equivalents,

@@ -58,7 +58,7 @@ def test_a_mutant_of_code_only_a_reading_runs_is_killed_by_that_reading(tmp_path
     mutant there (a model boundary consumes no steer batch) in the first reading on runtime=codex."""
     mutant = next(m for m, _ in mutation.enumerate_mutants("openclaw")
                   if m.id == "steersim/models/openclaw/codex.py:boundary#delete1:del For")
-    reached = mutation.reached_lines("openclaw", ROOT / "pyproject.toml")
+    reached = mutation.reached_code("openclaw", ROOT / "pyproject.toml")
     assert mutant.reached(reached)
     outcome = mutation.run_mutant(mutant, "openclaw", 120.0, tmp_path, "default")
     assert outcome["killed"] and outcome["by"] == "check" and outcome["case"] == "runtime=codex messages=1"
@@ -69,8 +69,8 @@ def test_a_survivor_on_a_line_only_a_bug_variant_runs_is_unreached_by_the_defaul
     `observe`, nor does any matrix case of the correct model, so deleting that return survives it
     unreached and bug-only; deleting the `if` that guards it survives too (at the defaults it changes
     nothing) but on a line the check runs, so it is not marked."""
-    reached = mutation.reached_lines("teaching", ROOT / "pyproject.toml")
-    correct = mutation.correct_model_lines("teaching", ROOT / "pyproject.toml")
+    reached = mutation.reached_code("teaching", ROOT / "pyproject.toml")
+    correct = mutation.correct_model_code("teaching", ROOT / "pyproject.toml")
     by_id = {f"{m.function}#{m.operator}{m.ordinal}": m for m, _ in mutation.enumerate_mutants("teaching")}
     variant_only, guard = by_id["TeachingModel.observe#delete22"], by_id["TeachingModel.observe#delete20"]
     assert "batch.skip" in (ROOT / variant_only.path).read_text().splitlines()[variant_only.line - 1]
