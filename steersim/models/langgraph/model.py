@@ -88,6 +88,8 @@ class LangGraphModel(ModelBase):
         # the records no answer is sent for, and no stream client joins (bugs refusal-left-unanswered, join-refused-run)
         self.unanswered = (REJECTING,) if self.bug == "refusal-left-unanswered" else ()
         self.unjoinable = (NONE, REJECTING) if self.bug == "join-refused-run" else (NONE, REJECTING, REJECTED)
+        # the statuses of a run whose stream goes on (bug stream-ends-early: a pending run's only)
+        self.streaming = (PENDING,) if self.bug == "stream-ends-early" else IN_FLIGHT
 
     # ------------------------------------------------------------------ actions
     def init_states(self) -> Sequence[S]:
@@ -156,9 +158,8 @@ class LangGraphModel(ModelBase):
             s.canceller[v] == j and (s.to_signal[v] or s.to_delete[v]) for v in range(j))
 
     def _stream_over(self, s: S, j: int) -> bool:
-        if self.bug == "stream-ends-early" and s.status[j] == RUNNING:
-            return True
-        return s.status[j] not in IN_FLIGHT or bool(s.cancel[j]) or s.task[j] in (FINISHED, STOPPED)
+        """A stream ends when its run is no longer in flight, is cancelled, or its task has finished."""
+        return s.status[j] not in self.streaming or bool(s.cancel[j]) or s.task[j] in (FINISHED, STOPPED)
 
     def _pick(self, s: S) -> int | None:
         """The oldest pending run not cancelled, when no run on the thread runs (a cancelled run runs
@@ -320,9 +321,8 @@ class LangGraphModel(ModelBase):
         events: list[Event] = []
         if s.status[j] == DELETED:
             return t, events
-        values = s.memory[j][1] if s.written[j] else s.thread_values
-        if outcome == ERROR and self.bug == "error-keeps-stale-values":
-            values = s.thread_values
+        stale = outcome == ERROR and self.bug == "error-keeps-stale-values"
+        values = s.memory[j][1] if s.written[j] and not stale else s.thread_values
         if outcome == "rollback":
             t, events = self.delete(t, j)
             return self._thread(t, BUSY if self.in_flight(t) else IDLE, t.thread_values, events)
