@@ -26,8 +26,10 @@ from typing import Any
 
 from steersim.core.facts import Fact
 from steersim.core.model import Action, Event, ModelBase, Property
+from steersim.core.monitors import Monitor
 from steersim.models.langgraph import facts as lg_facts
 from steersim.models.langgraph.facts import canonical
+from steersim.models.langgraph.monitors import CreationsAnswered
 from steersim.models.langgraph.spec import DEFAULT_TIMING
 from steersim.models.langgraph.state import (
     ACTIVE,
@@ -347,6 +349,10 @@ class LangGraphModel(ModelBase):
     # ------------------------------------------------------------------ delegations
     def facts(self, event: Event) -> Sequence[Fact]:
         return lg_facts.facts(event)
+
+    def monitors(self) -> Sequence[Monitor]:
+        """Judged over the facts besides the core invariants (`steersim.models.langgraph.monitors`)."""
+        return (CreationsAnswered(self.n),)
 
     def properties(self) -> Sequence[Property]:
         from steersim.models.langgraph.properties import properties
