@@ -244,9 +244,9 @@ class TeachingModel:
             removed = len(s.q) - len(t.q)
             status = "steered" if s.intr or (self.bug == "completed-turn-reported-steered" and s.pend) else "completed"
             remove = Event("agent", "queue", "queue.remove", {"removed": removed})
-            if self.bug == "turn-left-open" and s.pend:
-                return [remove]
-            return [remove, Event("agent", "agent", "turn.end", {"turn": TURN, "status": status})]
+            left_open = self.bug == "turn-left-open" and s.pend  # the turn is not ended
+            ended = [] if left_open else [Event("agent", "agent", "turn.end", {"turn": TURN, "status": status})]
+            return [remove, *ended]
         return []
 
     def facts(self, e: Event) -> list[F.Fact]:
