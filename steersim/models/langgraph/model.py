@@ -266,18 +266,22 @@ class LangGraphModel(ModelBase):
             t = with_(t, cancel=set_at(t.cancel, v, action), canceller=set_at(t.canceller, v, k),
                       to_signal=set_at(t.to_signal, v, not pending))
             if action == "interrupt" or (t.joined[v] and not pending):
-                if pending and self.bug == "drop-cancelled-pending":
-                    t = with_(t, status=set_at(t.status, v, DELETED))
-                    continue
-                t = with_(t, status=set_at(t.status, v, INTERRUPTED))
-                started = not pending or self.bug == "pending-interrupt-reported-started"
-                events.append(Event("server", "client", "run.status",
-                                    {"run": run_name(v), "status": INTERRUPTED, "started": started}))
-                if pending and self.bug == "cancel-pending-idles-thread":
-                    t, events = self._thread(t, IDLE, t.thread_values, events)
+                t, events = self._interrupt(t, v, pending, events)
             else:
                 t = with_(t, to_delete=set_at(t.to_delete, v, True))
         return t, events
+
+    def _interrupt(self, t: S, v: int, pending: bool, events: list[Event]) -> tuple[S, list[Event]]:
+        """Victim `v` marked interrupted at once, and shown so (`started` unless it was pending). The bug
+        variants change what a pending victim gets: removed without a status (drop-cancelled-pending), or the
+        thread marked idle after it (cancel-pending-idles-thread)."""
+        dropped = pending and self.bug == "drop-cancelled-pending"
+        t = with_(t, status=set_at(t.status, v, DELETED if dropped else INTERRUPTED))
+        started = not pending or self.bug == "pending-interrupt-reported-started"
+        shown = [] if dropped else [Event("server", "client", "run.status",
+                                          {"run": run_name(v), "status": INTERRUPTED, "started": started})]
+        idles = pending and self.bug == "cancel-pending-idles-thread"
+        return self._thread(t, IDLE, t.thread_values, [*events, *shown]) if idles else (t, [*events, *shown])
 
     def delete(self, s: S, j: int) -> tuple[S, list[Event]]:
         """Runs.delete: the run's checkpoints, then its record; a record already gone is a 404."""
