@@ -188,12 +188,9 @@ class TeachingModel:
 
     def step_facts(self, s: TeachingState, a: Action) -> tuple[TeachingState, tuple[F.Fact, ...]]:
         """The step with its facts, without building its events: the facts of a step depend on the
-        action and on at most one bit of the states (`_facts_key`), so each such pair is observed once;
-        those of a call finishing, most steps, on the call alone, so they are kept by the call's index."""
-        if a.kind == "tool.finish":
-            t = self._finish(s, a.args[0])
-            facts = self._finish_facts[a.args[0]]
-            return t, self._first_finish_facts(s, a, t) if facts is None else facts
+        action and on at most one bit of the states (`_facts_key`; none for a call finishing), so each such
+        pair is observed once. The check's engine steps calls finishing by `successor_facts` instead, so
+        simulate and replay share this path with every other step the check takes."""
         t = self.next_state(s, a)
         key = (a, _facts_key(s, a, t))
         facts = self._facts_memo.get(key)
