@@ -171,7 +171,7 @@ class LangGraphModel(ModelBase):
             return None
         if self.bug != "dispatch-by-status" and any(t in ALIVE for t in s.task):
             return None
-        return pending[-1] if self.bug == "newest-pending-first" else pending[0]
+        return max(pending) if self.bug == "newest-pending-first" else pending[0]
 
     # ------------------------------------------------------------------ transitions
     def step(self, s: S, a: Action) -> tuple[S, list[Event]] | None:
