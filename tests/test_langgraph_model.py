@@ -7,9 +7,12 @@ import checking
 import pytest
 
 from steersim import Product
+from steersim.checking.engines import check
+from steersim.checking.explorer import CheckOptions
 from steersim.core.model import Event
 from steersim.models.langgraph import SPEC
 from steersim.models.langgraph.facts import facts
+from steersim.models.langgraph.model import LangGraphModel
 from steersim.models.langgraph.properties import continues, settled, shown
 
 BUGS = {bug.name: bug for bug in SPEC.variants}
@@ -154,3 +157,23 @@ def test_a_run_fails_only_in_a_node_and_streams_join_only_stored_runs():
         assert s.status[1] == "rejected"
         assert any(a.kind == "stream.join" and a.args == (1,) for a in SPEC.build(
             {"strategy": "reject", "cancels": 0}, bug).actions(s)) is joins
+
+
+class RefusalReadAsNothing(LangGraphModel):
+    """The 409 of a refused creation is read as no fact: the refused run shows neither submitted nor refused."""
+
+    def facts(self, event):
+        return () if event.name == "run.rejected" else super().facts(event)
+
+
+REFUSALS = {"runs": 3, "strategy": "reject", "stream_clients": False, "node_errors": False, "cancels": 0}
+
+
+def test_every_creation_shows_by_the_end():
+    """creations-answered catches a creation that shows nothing: the seeded refusal-left-unanswered (its 409
+    never comes) and a 409 not read as an answer; the model as it is passes it."""
+    _, props = checking.verdicts(SPEC, dict(BUGS["refusal-left-unanswered"].params), "refusal-left-unanswered")
+    assert props["creations-answered"].status == "violated"
+    result = check(RefusalReadAsNothing(SPEC.resolve(REFUSALS, None)), CheckOptions(keep_going=True))
+    assert {p.name: p.status for p in result.properties}["creations-answered"] == "violated"
+    assert check(SPEC.build(REFUSALS), CheckOptions()).status == "ok"

@@ -56,7 +56,32 @@ class IdleAfterDelivery(TeachingModel):
         return t._replace(phase=IDLE) if a.kind == "agent.clear" and s.pend else t
 
 
+class SilentRejection(TeachingModel):
+    """A steer that finds the queue full is dropped without a word (no steer, no rejection shows), where
+    the system rejects it loudly."""
+
+    def observe(self, s, a, t):
+        return [] if a.kind == "user.steer" and t.rej > s.rej else super().observe(s, a, t)
+
+
+class StepsWithoutFacts(TeachingModel):
+    """No step reads its events as facts: every check over what the system shows then has nothing to judge."""
+
+    def _observed_facts(self, s, a, t):
+        return ()
+
+
+class NumberedFromZero(TeachingModel):
+    """The user's steers are numbered from 0: the first steer sent shows as s0."""
+
+    def _steer_action(self, s):
+        return self._steer_actions[s.sent] if s.sent < self.N else None
+
+
 @pytest.mark.parametrize(("model", "caught_by"), [
+    (SilentRejection, "steers-as-sent"),
+    (StepsWithoutFacts, "steers-as-sent"),
+    (NumberedFromZero, "steers-as-sent"),
     (LaunchWithoutStart, "truthful-results"),
     (SkipReadAsReal, "truthful-results"),
     (StatusSwapped, "status-tells-steered"),
@@ -137,3 +162,12 @@ def test_a_completed_turn_reported_steered_is_caught_by_both_engines(engine: str
     result = check(TeachingModel(3, 3, 2, 3, "completed-turn-reported-steered"),
                    CheckOptions(keep_going=True, engine=engine))
     assert {p.name: p.status for p in result.properties}["status-tells-steered"] == "violated"
+
+
+@pytest.mark.parametrize("engine", ["generic", "auto"])
+def test_a_steer_id_reused_after_a_rejection_is_caught_by_both_engines(engine: str) -> None:
+    """The seeded variant: the steer sent after a rejected one takes its id (Q=1, the bug's own parameter)."""
+    result = check(TeachingModel(3, 3, 1, 3, "steer-id-reused-after-rejection"),
+                   CheckOptions(keep_going=True, engine=engine))
+    assert {p.name: p.status for p in result.properties}["steers-as-sent"] == "violated"
+    assert check(TeachingModel(3, 3, 1, 3), CheckOptions(engine=engine)).status == "ok"

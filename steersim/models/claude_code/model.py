@@ -42,6 +42,14 @@ from steersim.models.claude_code.state import (
 
 Step = tuple[ClaudeCodeState, list[Event]]
 RANK = {"now": 0, "next": 1, "later": 2}
+# The priorities whose waiting messages join a running turn at a tool result: `next` alone, or those of the
+# bug variant that changes which join (a table, so that a variant is a different entry, not code of its own).
+JOINING: Mapping[str | None, frozenset[str]] = {
+    None: frozenset(("next",)),
+    "later-joins-turn": frozenset(("next", "later")),
+    "next-waits-for-turn-end": frozenset(),
+    "now-joins-turn": frozenset(("next", "now")),
+}
 
 
 class ClaudeCodeModel(ModelBase[ClaudeCodeState]):
@@ -158,9 +166,8 @@ class ClaudeCodeModel(ModelBase[ClaudeCodeState]):
 
     def _cli_start_turn(self, s: ClaudeCodeState) -> Step:
         best = min(RANK[p] for _, p in s.queue)
-        candidates = [m for m, p in s.queue if RANK[p] == best]
-        if self.bug == "dequeue-newest-first":
-            candidates.reverse()
+        queue = tuple(reversed(s.queue)) if self.bug == "dequeue-newest-first" else s.queue
+        candidates = [m for m, p in queue if RANK[p] == best]
         batch = self.params["batch_turn_start"] and self.bug != "turn-start-takes-one"
         taken = tuple(candidates) if batch else (candidates[0],)
         s = replace(s, turns=s.turns + 1, calls=0)
@@ -174,17 +181,12 @@ class ClaudeCodeModel(ModelBase[ClaudeCodeState]):
         return self._end_turn(s, events, STOPPED)
 
     def _cli_request(self, s: ClaudeCodeState) -> Step:
-        joining = {"next", "later", "now"} if self.bug == "later-joins-turn" else {"next", "now"}
-        if self.bug == "next-waits-for-turn-end":
-            joining -= {"next"}
-        if self.bug != "now-joins-turn":
-            joining -= {"now"}
+        """The model request after a tool result: the waiting messages of the priorities that join a running
+        turn (`next`; a bug may name others) are taken into it first."""
+        joining = JOINING.get(self.bug, JOINING[None])
         taken = tuple(m for m, p in s.queue if p in joining)
-        kinds = {p for m, p in s.queue if m in taken}
-        s = replace(s, joined=s.joined or bool(taken), later_joined=s.later_joined or "later" in kinds,
-                    now_joined=s.now_joined or "now" in kinds,
-                    next_left=s.next_left or any(p == "next" and m not in taken for m, p in s.queue))
-        return self._take(replace(s, joined_in=(*s.joined_in, *taken)), taken, "")
+        s = replace(s, joined=s.joined or bool(taken), joined_in=(*s.joined_in, *taken))
+        return self._take(s, taken, "")
 
     def _model_text(self, s: ClaudeCodeState) -> Step:
         return replace(s, phase=TEXT), [P.backend(P.TEXT_DELTA, s.requests)]

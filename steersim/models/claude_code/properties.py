@@ -26,6 +26,18 @@ S = ClaudeCodeState
 RANK = {"now": 0, "next": 1, "later": 2}
 
 
+def joins_at_tool_result(priority: str, joins: bool) -> Callable[..., bool]:
+    """At the model request after a tool result, the waiting messages of `priority` all join the running
+    turn (`joins`) or all stay waiting: judged on `cli.request` steps alone (kinds), so any other step holds."""
+    def fits(s: S, a: Action, t: S) -> bool:
+        if a.kind != "cli.request":
+            return True
+        waiting = [entry for entry in s.queue if entry[1] == priority]
+        left = [entry for entry in t.queue if entry[1] == priority]
+        return left == ([] if joins else waiting)
+    return fits
+
+
 def queued_as_sent(default_priority: str) -> Callable[..., bool]:
     """A message is queued, behind those waiting, with the priority it was sent with, and one sent without a
     priority field with the session's own default (default_priority)."""
@@ -145,12 +157,12 @@ def within_parameters(params: Mapping[str, Any]) -> Callable[..., bool]:
 def properties(params: Mapping[str, Any]) -> Sequence[Property]:
     stops = params["now_during_tool"] == "stops"
     out: list[Property] = [
-        Always("next-joins-at-tool-result", state=lambda s: not s.next_left,
+        Always("next-joins-at-tool-result", step=joins_at_tool_result("next", True), kinds=("cli.request",),
                doc="'next' joins the running turn without stopping it: no model request after a tool result "
                    "leaves a waiting 'next' message behind"),
-        Always("later-waits-for-turn-end", state=lambda s: not s.later_joined,
+        Always("later-waits-for-turn-end", step=joins_at_tool_result("later", False), kinds=("cli.request",),
                doc="'later' waits for the running turn's end: it never joins a turn it did not start"),
-        Always("now-starts-own-turn", state=lambda s: not s.now_joined,
+        Always("now-starts-own-turn", step=joins_at_tool_result("now", False), kinds=("cli.request",),
                doc="'now' interrupts the session's current turn: it is answered in a turn of its own, never "
                    "folded into the turn it stopped"),
         Always("queued-as-sent", step=queued_as_sent(params["default_priority"]), with_events=True,

@@ -36,7 +36,7 @@ class ClaudeCodeState:
     `completed` or `cancelled` with it: those that joined at a tool result are `completed` before its
     `result`, those it started with after it); `history` every message taken into the conversation, in order (a
     message whose turn was stopped before its request went out stays there: later requests carry its text).
-    The flags record a broken promise, for the properties to read.
+    The flags record what the vacuity guards ask a check to reach.
     """
 
     phase: str = IDLE
@@ -50,9 +50,6 @@ class ClaudeCodeState:
     joined_in: tuple[str, ...] = ()  # those of turn_messages that joined it at a tool result
     history: tuple[str, ...] = ()
     unsent: tuple[str, ...] = ()  # messages taken into the conversation that no model request carried yet
-    next_left: bool = False  # a request after a tool result left a `next` message waiting
-    later_joined: bool = False  # a `later` message joined a running turn
-    now_joined: bool = False  # a `now` message joined a turn it did not start
     stopped_for_now: bool = False  # some turn was stopped for a `now` message (vacuity)
     now_ended_command: bool = False  # a `now` message ended a running Bash command (vacuity)
     joined: bool = False  # some message joined a running turn at a tool result (vacuity)

@@ -26,8 +26,10 @@ from typing import Any
 
 from steersim.core.facts import Fact
 from steersim.core.model import Action, Event, ModelBase, Property
+from steersim.core.monitors import Monitor
 from steersim.models.langgraph import facts as lg_facts
 from steersim.models.langgraph.facts import canonical
+from steersim.models.langgraph.monitors import CreationsAnswered
 from steersim.models.langgraph.spec import DEFAULT_TIMING
 from steersim.models.langgraph.state import (
     ACTIVE,
@@ -88,6 +90,8 @@ class LangGraphModel(ModelBase):
         # the records no answer is sent for, and no stream client joins (bugs refusal-left-unanswered, join-refused-run)
         self.unanswered = (REJECTING,) if self.bug == "refusal-left-unanswered" else ()
         self.unjoinable = (NONE, REJECTING) if self.bug == "join-refused-run" else (NONE, REJECTING, REJECTED)
+        # the statuses of a run whose stream goes on (bug stream-ends-early: a pending run's only)
+        self.streaming = (PENDING,) if self.bug == "stream-ends-early" else IN_FLIGHT
 
     # ------------------------------------------------------------------ actions
     def init_states(self) -> Sequence[S]:
@@ -156,9 +160,8 @@ class LangGraphModel(ModelBase):
             s.canceller[v] == j and (s.to_signal[v] or s.to_delete[v]) for v in range(j))
 
     def _stream_over(self, s: S, j: int) -> bool:
-        if self.bug == "stream-ends-early" and s.status[j] == RUNNING:
-            return True
-        return s.status[j] not in IN_FLIGHT or bool(s.cancel[j]) or s.task[j] in (FINISHED, STOPPED)
+        """A stream ends when its run is no longer in flight, is cancelled, or its task has finished."""
+        return s.status[j] not in self.streaming or bool(s.cancel[j]) or s.task[j] in (FINISHED, STOPPED)
 
     def _pick(self, s: S) -> int | None:
         """The oldest pending run not cancelled, when no run on the thread runs (a cancelled run runs
@@ -168,7 +171,7 @@ class LangGraphModel(ModelBase):
             return None
         if self.bug != "dispatch-by-status" and any(t in ALIVE for t in s.task):
             return None
-        return pending[-1] if self.bug == "newest-pending-first" else pending[0]
+        return max(pending) if self.bug == "newest-pending-first" else pending[0]
 
     # ------------------------------------------------------------------ transitions
     def step(self, s: S, a: Action) -> tuple[S, list[Event]] | None:
@@ -263,18 +266,22 @@ class LangGraphModel(ModelBase):
             t = with_(t, cancel=set_at(t.cancel, v, action), canceller=set_at(t.canceller, v, k),
                       to_signal=set_at(t.to_signal, v, not pending))
             if action == "interrupt" or (t.joined[v] and not pending):
-                if pending and self.bug == "drop-cancelled-pending":
-                    t = with_(t, status=set_at(t.status, v, DELETED))
-                    continue
-                t = with_(t, status=set_at(t.status, v, INTERRUPTED))
-                started = not pending or self.bug == "pending-interrupt-reported-started"
-                events.append(Event("server", "client", "run.status",
-                                    {"run": run_name(v), "status": INTERRUPTED, "started": started}))
-                if pending and self.bug == "cancel-pending-idles-thread":
-                    t, events = self._thread(t, IDLE, t.thread_values, events)
+                t, events = self._interrupt(t, v, pending, events)
             else:
                 t = with_(t, to_delete=set_at(t.to_delete, v, True))
         return t, events
+
+    def _interrupt(self, t: S, v: int, pending: bool, events: list[Event]) -> tuple[S, list[Event]]:
+        """Victim `v` marked interrupted at once, and shown so (`started` unless it was pending). The bug
+        variants change what a pending victim gets: removed without a status (drop-cancelled-pending), or the
+        thread marked idle after it (cancel-pending-idles-thread)."""
+        dropped = pending and self.bug == "drop-cancelled-pending"
+        t = with_(t, status=set_at(t.status, v, DELETED if dropped else INTERRUPTED))
+        started = not pending or self.bug == "pending-interrupt-reported-started"
+        shown = [] if dropped else [Event("server", "client", "run.status",
+                                          {"run": run_name(v), "status": INTERRUPTED, "started": started})]
+        idles = pending and self.bug == "cancel-pending-idles-thread"
+        return self._thread(t, IDLE, t.thread_values, [*events, *shown]) if idles else (t, [*events, *shown])
 
     def delete(self, s: S, j: int) -> tuple[S, list[Event]]:
         """Runs.delete: the run's checkpoints, then its record; a record already gone is a 404."""
@@ -320,9 +327,8 @@ class LangGraphModel(ModelBase):
         events: list[Event] = []
         if s.status[j] == DELETED:
             return t, events
-        values = s.memory[j][1] if s.written[j] else s.thread_values
-        if outcome == ERROR and self.bug == "error-keeps-stale-values":
-            values = s.thread_values
+        stale = outcome == ERROR and self.bug == "error-keeps-stale-values"
+        values = s.memory[j][1] if s.written[j] and not stale else s.thread_values
         if outcome == "rollback":
             t, events = self.delete(t, j)
             return self._thread(t, BUSY if self.in_flight(t) else IDLE, t.thread_values, events)
@@ -347,6 +353,10 @@ class LangGraphModel(ModelBase):
     # ------------------------------------------------------------------ delegations
     def facts(self, event: Event) -> Sequence[Fact]:
         return lg_facts.facts(event)
+
+    def monitors(self) -> Sequence[Monitor]:
+        """Judged over the facts besides the core invariants (`steersim.models.langgraph.monitors`)."""
+        return (CreationsAnswered(self.n),)
 
     def properties(self) -> Sequence[Property]:
         from steersim.models.langgraph.properties import properties

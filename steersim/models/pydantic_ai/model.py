@@ -64,6 +64,9 @@ from steersim.models.pydantic_ai.state import (
 
 S = AgentState
 CANCELLABLE = (REQUEST, MODEL, TOOLS, ENDING)
+# The run's own step that finishes it, by phase: the end (drain or close), and, in the variant that closes the
+# queue a step after finding it empty (bug close-after-check), the close; neither while a cancel stops the run.
+FINISHING = {ENDING: "agent.end", CLOSING: "agent.close"}
 
 
 class PydanticAIModel(ModelBase):
@@ -131,10 +134,9 @@ class PydanticAIModel(ModelBase):
                     out.append(Action(actor, "tool.start", (i,)))
                 elif c == RUNNING:
                     out.append(Action(actor, "tool.return", (i,)))
-        if s.phase == ENDING and not s.cancelling:
-            out.append(Action("agent", "agent.end", (s.run,)))
-        if s.phase == CLOSING:
-            out.append(Action("agent", "agent.close", (s.run,)))
+        finishing = FINISHING.get(s.phase)
+        if finishing is not None and not s.cancelling:
+            out.append(Action("agent", finishing, (s.run,)))
         return out
 
     # ------------------------------------------------------------------ transitions
@@ -149,7 +151,7 @@ class PydanticAIModel(ModelBase):
         if kind == "client.set_priority":
             j = a.args[0]
             other = WHEN_IDLE if s.priority[j] == ASAP else ASAP
-            queue = (*(q for q in s.queue if q != j), j) if self.bug == "set-priority-moves-to-back" else s.queue
+            queue = _moved_to_back(s.queue, j) if self.bug == "set-priority-moves-to-back" else s.queue
             return with_(s, priority=set_at(s.priority, j, other), queue=queue, reprioritised=True), [
                 Event("client", "agent", "priority", {"msg": message_name(j), "priority": other})]
         if kind == "client.cancel":
@@ -157,7 +159,7 @@ class PydanticAIModel(ModelBase):
         if kind == "agent.stop":
             return self._stop(s)
         if kind == "client.start_run":
-            return self._start(s)
+            return self._start(s, a.args[0])
         if kind == "agent.request":
             return self._request(s)
         if kind == "model.respond":
@@ -174,7 +176,7 @@ class PydanticAIModel(ModelBase):
         if kind == "agent.end":
             return self._end(s)
         if kind == "agent.close":
-            return with_(s, phase=DONE, closed=True), [Event("agent", "client", "run.ended", {"run": run_name(s.run)})]
+            return self._close(s, True)
         raise ValueError(f"pydantic-ai model has no action kind {kind!r}")
 
     def target(self, priority: str, k: int) -> str:
@@ -197,7 +199,7 @@ class PydanticAIModel(ModelBase):
         if priority is None:
             return (*self._drain(s, ASAP), *self._drain(s, WHEN_IDLE))
         picked = tuple(j for j in s.queue if s.priority[j] == priority)
-        return picked[::-1] if self.bug == "newest-first" else picked
+        return tuple(reversed(picked)) if self.bug == "newest-first" else picked
 
     def _deliver(self, s: S, drained: tuple[int, ...], fate: str) -> S:
         fates = s.fate
@@ -232,9 +234,11 @@ class PydanticAIModel(ModelBase):
                 "run": run_name(s.run),
                 "turn": turn_name(s.run, s.requests if self.bug == "redirect-names-ended-request" else s.requests + 1),
                 "delivered": tuple(message_name(j) for j in drained)})]
-        if self.bug == "close-after-check":
-            return with_(s, phase=CLOSING), []
-        closes = self.bug != "ended-run-accepts-enqueue"
+        closing = self.bug == "close-after-check"  # the close comes a step later (agent.close)
+        return (with_(s, phase=CLOSING), []) if closing else self._close(s, self.bug != "ended-run-accepts-enqueue")
+
+    def _close(self, s: S, closes: bool) -> tuple[S, list[Event]]:
+        """The run ends: its queue closed (`closes`; a bug may leave it open) and `run.ended` shown."""
         return with_(s, phase=DONE, closed=closes), [Event("agent", "client", "run.ended", {"run": run_name(s.run)})]
 
     def _stop(self, s: S) -> tuple[S, list[Event]]:
@@ -251,11 +255,12 @@ class PydanticAIModel(ModelBase):
             "run": run_name(s.run), "turn": turn_name(s.run, s.requests) if s.phase == MODEL else None,
             "stranded": tuple(message_name(j) for j in stranded)})]
 
-    def _start(self, s: S) -> tuple[S, list[Event]]:
-        """A new run with the history of the one before it; a cancelled run's queue, under `carried`."""
+    def _start(self, s: S, run: int) -> tuple[S, list[Event]]:
+        """Run `run` (the action names it; the client starts runs in order) with the history of the one before
+        it; a cancelled run's queue, under `carried`."""
         queue = s.queue if s.phase == CANCELLED and self.carried else ()
-        t = with_(s, run=s.run + 1, phase=REQUEST, requests=0, rounds=0, calls=(), queue=queue, closed=False)
-        return t, [Event("client", "agent", "run.started", {"run": run_name(s.run + 1)})]
+        t = with_(s, run=run, phase=REQUEST, requests=0, rounds=0, calls=(), queue=queue, closed=False)
+        return t, [Event("client", "agent", "run.started", {"run": run_name(run)})]
 
     # ------------------------------------------------------------------ delegations
     def facts(self, event: Event) -> Sequence[Fact]:
@@ -285,6 +290,11 @@ class PydanticAIModel(ModelBase):
             "closed": s.closed,
             "cancelling": s.cancelling,
         }
+
+
+def _moved_to_back(queue: tuple[int, ...], j: int) -> tuple[int, ...]:
+    """The queue with message `j` moved behind the others (the set-priority-moves-to-back variant's order)."""
+    return (*(q for q in queue if q != j), j)
 
 
 __all__ = ["CHAIN", "PydanticAIModel"]

@@ -22,7 +22,7 @@ from steersim.core import facts as F
 from steersim.core.model import Action, Event, Property
 from steersim.core.monitors import Monitor, TruthfulResults
 from steersim.models.teaching.facts import facts
-from steersim.models.teaching.monitors import SteeredStatus
+from steersim.models.teaching.monitors import SteeredStatus, SteersAsSent
 from steersim.models.teaching.properties import properties
 from steersim.models.teaching.spec import DEFAULT_TIMING
 from steersim.models.teaching.state import CLEAR, IDLE, LAUNCH, MODEL, TURN, TeachingState, call_id, steer_id
@@ -76,8 +76,13 @@ class TeachingModel:
 
     def _steer_action(self, s: TeachingState) -> Action | None:
         """The user's next steer while fewer than N were sent: one rule for `actions` and `successor_facts`,
-        so that the check's engine (which steps by the latter) offers what simulate and replay offer."""
-        return self._steer_actions[s.sent + 1] if s.sent < self.N else None
+        so that the check's engine (which steps by the latter) offers what simulate and replay offer. The
+        action carries the steer's number, its place in the sending order, which the queue and the events
+        take from it."""
+        if s.sent >= self.N:
+            return None
+        reused = s.rej if self.bug == "steer-id-reused-after-rejection" else 0
+        return self._steer_actions[s.sent + 1 - reused]
 
     def _finishing_actions(self, calls: tuple[bool, ...]) -> tuple[Action, ...]:
         """A finishing action per running call, remembered per tuple of running calls."""
@@ -122,7 +127,7 @@ class TeachingModel:
         phase, i, c, nl, intr, pend, sent, rej, q, hist, nres, calls, ress = s
         if kind == "user.steer":
             if len(q) < self.Q:
-                return _new(TeachingState, (phase, i, c, nl, intr, pend, sent + 1, rej, (*q, sent + 1), hist, nres,
+                return _new(TeachingState, (phase, i, c, nl, intr, pend, sent + 1, rej, (*q, a.args[0]), hist, nres,
                                             calls, ress))
             return _new(TeachingState, (phase, i, c, nl, intr, pend, sent + 1, rej + 1, q, hist, nres, calls, ress))
         if kind == "agent.model_call":
@@ -183,12 +188,9 @@ class TeachingModel:
 
     def step_facts(self, s: TeachingState, a: Action) -> tuple[TeachingState, tuple[F.Fact, ...]]:
         """The step with its facts, without building its events: the facts of a step depend on the
-        action and on at most one bit of the states (`_facts_key`), so each such pair is observed once;
-        those of a call finishing, most steps, on the call alone, so they are kept by the call's index."""
-        if a.kind == "tool.finish":
-            t = self._finish(s, a.args[0])
-            facts = self._finish_facts[a.args[0]]
-            return t, self._first_finish_facts(s, a, t) if facts is None else facts
+        action and on at most one bit of the states (`_facts_key`; none for a call finishing), so each such
+        pair is observed once. The check's engine steps calls finishing by `successor_facts` instead, so
+        simulate and replay share this path with every other step the check takes."""
         t = self.next_state(s, a)
         key = (a, _facts_key(s, a, t))
         facts = self._facts_memo.get(key)
@@ -202,7 +204,7 @@ class TeachingModel:
     def observe(self, s: TeachingState, a: Action, t: TeachingState) -> list[Event]:
         kind = a.kind
         if kind == "user.steer":
-            sid = steer_id(t.sent)
+            sid = steer_id(a.args[0])
             out = [Event("user", "queue", "steer", {"id": sid, "text": f"steer {t.sent}"})]
             if t.rej > s.rej:
                 out.append(Event("queue", "user", "steer.rejected", {"id": sid, "reason": "queue_full"}))
@@ -239,9 +241,9 @@ class TeachingModel:
             removed = len(s.q) - len(t.q)
             status = "steered" if s.intr or (self.bug == "completed-turn-reported-steered" and s.pend) else "completed"
             remove = Event("agent", "queue", "queue.remove", {"removed": removed})
-            if self.bug == "turn-left-open" and s.pend:
-                return [remove]
-            return [remove, Event("agent", "agent", "turn.end", {"turn": TURN, "status": status})]
+            left_open = self.bug == "turn-left-open" and s.pend  # the turn is not ended
+            ended = [] if left_open else [Event("agent", "agent", "turn.end", {"turn": TURN, "status": status})]
+            return [remove, *ended]
         return []
 
     def facts(self, e: Event) -> list[F.Fact]:
@@ -279,7 +281,7 @@ class TeachingModel:
 
     def monitors(self) -> tuple[Monitor, ...]:
         """Judged over the emitted facts besides the core invariants (`steersim.models.teaching.monitors`)."""
-        return (TruthfulResults(), SteeredStatus())
+        return (TruthfulResults(), SteeredStatus(), SteersAsSent(self.N))
 
     def properties(self) -> list[Property]:
         return properties({"K": self.K, "N": self.N, "Q": self.Q, "P": self.P}, self.bug)

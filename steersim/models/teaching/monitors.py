@@ -9,6 +9,7 @@ from typing import ClassVar
 
 from steersim.core.facts import Fact
 from steersim.core.monitors import Monitor, MonitorViolation
+from steersim.models.teaching.state import steer_id
 
 
 @dataclass(frozen=True)
@@ -42,3 +43,34 @@ class SteeredStatus(Monitor):
             raise MonitorViolation(f"turn {fact.get('turn')!r} ended 'steered', but every call of it ran and "
                                    "gave its own result")
         return state
+
+
+@dataclass(frozen=True)
+class SteersAsSent(Monitor):
+    """The user's steers show as submitted under the id of their place in the sending order (the n-th
+    steer sent is `s<n>`), so that the history's order reads as the order the user sent them in and a
+    steer's rejection names that steer alone; and when the system can do nothing more, all N of them
+    showed, each accepted or rejected loudly (a steer the system drops without a word shows as none).
+    State: how many steers were submitted."""
+
+    name: ClassVar[str] = "steers-as-sent"
+    doc: ClassVar[str] = ("the n-th steer the user sends shows as submitted with id s<n>, and all N of them show by "
+                          "the time the system can do nothing more")
+    watches: ClassVar[frozenset[str]] = frozenset(("steer.submitted",))
+    unmet: ClassVar[str] = "the user's remaining steers showing"
+
+    N: int
+
+    def initial(self) -> int:
+        return 0
+
+    def step(self, state: int, fact: Fact) -> int:
+        sid, expected = fact.get("id"), steer_id(state + 1)
+        if sid != expected:
+            raise MonitorViolation(f"steer number {state + 1} of the user shows as {sid!r}, not {expected!r}", (sid,))
+        return state + 1
+
+    def at_end(self, state: int) -> str | None:
+        if state < self.N:
+            return f"the system can do nothing more, but only {state} of the user's {self.N} steers showed"
+        return None

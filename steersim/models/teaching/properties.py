@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from steersim.core.model import Always, Property, Sometimes
-from steersim.models.teaching.state import CLEAR, IDLE, MODEL
+from steersim.models.teaching.state import CLEAR, IDLE, LAUNCH, MODEL
 
 
 def properties(params: Mapping[str, Any], bug: str | None = None) -> list[Property]:
@@ -27,8 +27,9 @@ def properties(params: Mapping[str, Any], bug: str | None = None) -> list[Proper
         ),
         Sometimes(
             "steer-skips-a-call",
-            state=lambda s: s.intr,
-            doc="some turn is cut short by a steer (a steer lands while calls are unlaunched)",
+            state=lambda s: s.intr and s.phase == LAUNCH,
+            doc="some turn is cut short by a steer (a steer lands while calls are unlaunched): seen while the "
+                "turn runs, where the skip leaves it",
         ),
         Sometimes(
             "steer-delivered-mid-run",

@@ -26,6 +26,8 @@ BUGS = (
         "its boundary", "status-tells-steered"),
     Bug("turn-left-open", "a turn that delivered steers is not ended before the next model call starts a turn",
         "one-active-turn"),
+    Bug("steer-id-reused-after-rejection", "steers are numbered by the steers accepted so far, so the steer sent "
+        "after a rejected one takes the rejected one's id", "steers-as-sent", {"Q": 1}),
 )
 
 DEFAULT_TIMING: Mapping[str, Any] = {

@@ -103,7 +103,7 @@ class TeachingKernel:
     def predicates(self, rows: np.ndarray) -> dict[str, np.ndarray]:
         c = self.col
         return {
-            "steer-skips-a-call": rows[:, c["intr"]] == 1,
+            "steer-skips-a-call": (rows[:, c["intr"]] == 1) & (rows[:, c["phase"]] == CODE[LAUNCH]),
             "steer-delivered-mid-run": (rows[:, c["phase"]] == CODE[CLEAR]) & (rows[:, c["pend"]] > 0),
             "turn-completes": (rows[:, c["phase"]] == CODE[CLEAR]) & (rows[:, c["intr"]] == 0),
             "steer-wakes-idle-agent": (rows[:, c["phase"]] == CODE[IDLE]) & (rows[:, c["qlen"]] > 0),
@@ -134,12 +134,14 @@ class TeachingKernel:
         c, Q = self.col, self.model.Q
         t = rows[src].copy()
         steer = t[:, c["sent"]] + 1
+        if self.model.bug == "steer-id-reused-after-rejection":
+            steer = steer - t[:, c["rej"]]
         accept = t[:, c["qlen"]] < Q
         where = np.flatnonzero(accept)
         t[where, self.q0 + t[where, c["qlen"]]] = steer[where]
         t[where, c["qlen"]] += 1
         t[~accept, c["rej"]] += 1
-        t[:, c["sent"]] = steer
+        t[:, c["sent"]] += 1
         index = steer.astype(np.int64) - 1
         answer = np.where(accept, self.code["accepted"], self.code["rejected"]) + index
         facts = np.stack([self.code["submitted"] + index, answer], axis=1)
