@@ -162,6 +162,17 @@ def properties(params: Mapping[str, Any], bug: str | None, shown: EventsOf) -> l
         new_turn = t.turn == ENTERING and (s.turn != ENTERING or s.active != t.active)
         return not (new_turn and t.requested)
 
+    def deferred_turn_kept(s: S, a: Action, t: S) -> bool:
+        """exit_for_recovery leaves the record in progress on the same turn, its queue as it was (spec 4.9)."""
+        if a.kind != "framework.advance" or s.outcome != DEFERRED:
+            return True
+        return t.status == IN_PROGRESS and t.active == s.active and t.queue == s.queue and t.turn == NONE
+
+    def turn_budget(s: S, a: Action, t: S) -> bool:
+        """A turn that is set up has all its handler_steps safe points ahead of it."""
+        set_up = t.turn == ENTERING and (s.turn != ENTERING or s.active != t.active)
+        return not set_up or t.checks == 0
+
     def recovery(s: S, a: Action, t: S) -> bool:
         recovering = a.kind in ("framework.recover", "caller.start") and needs_recovery(s)
         return not recovering or (t.active == s.active and t.queue[: len(s.queue)] == s.queue)
@@ -208,6 +219,14 @@ def properties(params: Mapping[str, Any], bug: str | None, shown: EventsOf) -> l
         Always("cancel-request-starts-clear", step=request_starts_clear, kinds=ENTERS_TURN,
                doc="a turn enters with ctx.cancel_requested clear: only TaskRun.cancel() on its own handle sets "
                    "it, so a promoted or recovered turn does not inherit the one of the turn before"),
+        Always("deferred-turn-kept", step=deferred_turn_kept, kinds=("framework.advance",),
+               doc="a turn that returned ctx.exit_for_recovery() stays the record's turn in progress, its queue "
+                   "preserved, so the next lifetime re-enters it as recovered before any queued input (spec 4.9: "
+                   "\"leaves the record in_progress ... the next process re-enters the turn\")"),
+        Always("turn-budget", step=turn_budget, kinds=ENTERS_TURN,
+               doc="every turn, fresh, resumed, steered or recovered, is set up with all its handler_steps safe "
+                   "points ahead of it: a promoted turn runs with \"a fresh timeout budget\" (spec 4.3), so its "
+                   "handler can read ctx.cancel as the first turn's can"),
         Eventually("handles-resolve", trigger=lambda s: WAITING in s.callers, goal=lambda s: WAITING not in s.callers,
                    doc="while its process lives, every handle eventually resolves"),
     ]
