@@ -286,7 +286,9 @@ def _observations(params: Mapping[str, Any], shown: EventsOf) -> list[Property]:
         events = shown(s, a, t)
         if a.kind == "caller.start":
             return call_within_parameters(s, *calls(events))
-        cancels, crashes, shutdowns, checked, cancelled = budgets(events)
+        cancels, crashes, shutdowns, checked, cancelled, idle_crash = budgets(events)
+        if idle_crash:
+            return False
         if (t.cancels - s.cancels != cancels or t.cancels > max_cancels or t.crashes - s.crashes != crashes
                 or t.crashes > max_crashes or t.shutdowns - s.shutdowns != shutdowns or t.shutdowns > max_shutdowns):
             return False
@@ -329,8 +331,8 @@ def _observations(params: Mapping[str, Any], shown: EventsOf) -> list[Property]:
                doc="the environment stays within its parameters: each caller calls start() once, in index order "
                    "if callers_in_order, its if_last_input_id (previous_response_id) naming no input or, if "
                    "preconditions, one already sent; at most queued_cancels TaskRun.cancel() calls, each on a "
-                   "queued unresolved handle or the running turn's; at most crashes crashes, shutdowns shutdowns "
-                   "and handler_steps safe points per turn"),
+                   "queued unresolved handle or the running turn's; at most crashes crashes, each while a "
+                   "handler runs, shutdowns shutdowns and handler_steps safe points per turn"),
         Always("handle-outcome", step=handle_outcome, kinds=RESOLVES_HANDLES,
                doc="each handle resolves once, with what spec 4.4/4.9 give it: the handler's value or TaskFailed, "
                    "deferred_outcome after exit_for_recovery, TaskCancelled after a queued cancel, after an "
@@ -409,12 +411,14 @@ def _behaviour_guards(params: Mapping[str, Any]) -> list[Property]:
     return out
 
 
-def _budget_reading(events: Sequence[Event]) -> tuple[int, int, int, bool, tuple[int, ...]]:
+def _budget_reading(events: Sequence[Event]) -> tuple[int, int, int, bool, tuple[int, ...], bool]:
     """What within-parameters reads of a step's events: how many queued cancels, crashes and shutdowns
-    they show, whether a handler reached a safe point, and whose handles were cancelled."""
+    they show, whether a handler reached a safe point, whose handles were cancelled, and whether a crash
+    hit while no handler ran (its process.crash names no turn)."""
     names = [e.name for e in events]
     return (names.count("TaskRun.cancel"), names.count("process.crash"), names.count("process.shutdown"),
-            "handler.check" in names, tuple(_caller(e) for e in events if e.name == "TaskRun.cancel"))
+            "handler.check" in names, tuple(_caller(e) for e in events if e.name == "TaskRun.cancel"),
+            any(e.name == "process.crash" and e.data["turn"] is None for e in events))
 
 
 def _call_reading(events: Sequence[Event]) -> tuple[int, int]:
