@@ -322,9 +322,8 @@ class FoundryModel(ModelBase):
             precancel = bool(rest) and self.precancel and self.bug != "no-precancel"
             handle, futures = self._bind(s.futures, head)
             requested = s.requested and self.bug == "promote-keeps-cancel-request"
-            checks = 0  # a fresh budget of safe points (spec 4.3: "a fresh timeout budget")
-            if self.bug == "promotion-keeps-budget":
-                checks = s.checks
+            # a fresh budget of safe points (spec 4.3: "a fresh timeout budget")
+            checks = s.checks if self.bug == "promotion-keeps-budget" else 0
             return with_(s, active=head, queue=rest, turn=ENTERING, mode=RESUMED, steered=True, cancel=precancel,
                          requested=requested, seen=len(rest), checks=checks, handle=handle, futures=futures,
                          outcome="", resolved=False)
