@@ -166,10 +166,10 @@ READINGS = (
             "A1 and A3: one steer per successor, and a steer after the parent's terminal event fails"),
     Reading({"followups": 0, "completed_steer": "successor", "waiting_steer": "queue", "response_failures": True},
             "A4, A5 and A7: steers start automatic successors and queue behind tool output; responses may fail"),
-    Reading({"followups": 0, "steerable": False}, "R15: a root bound to a conversation refuses every steer"),
-    Reading({"steers": 2, "followups": 3, "invalid_input": True},
-            "A16: steers carrying a tool output are refused; with three new requests, two can wait in one lane's "
-            "FIFO queue"),
+    Reading({"followups": 3, "steerable": False},
+            "R15: a root bound to a conversation refuses every steer; of the client's three new requests, two can "
+            "wait in one lane's FIFO queue"),
+    Reading({"steers": 2, "followups": 1, "invalid_input": True}, "A16: steers carrying a tool output are refused"),
     Reading({"followups": 0, "stream_ids": "default", "sequence_scope": "connection"},
             "A10: lane 0 is the default lane, and sequence_number counts per connection"),
     Reading({"steers": 2, "hosted_tools": 2, "client_tools": 2, "followups": 0, "response_failures": True,
