@@ -297,11 +297,12 @@ class OpenAIWsModel(ModelBase):
                    for r in s.responses)
 
     def _queued_starts(self, s: WsState) -> list[Action]:
-        """The oldest queued request of each lane starts once nothing else runs or is due there."""
-        if self.bug == "queued-request-never-starts":
-            return []
+        """The oldest queued request of each lane starts once nothing else runs or is due there (bug
+        `queued-request-never-starts`: none does; `queued-requests-lifo`: the newest does)."""
+        waiting = (() if self.bug == "queued-request-never-starts"
+                   else tuple(reversed(s.queued)) if self.bug == "queued-requests-lifo" else s.queued)
         out, lanes = [], set()
-        for parent in s.queued[::-1] if self.bug == "queued-requests-lifo" else s.queued:
+        for parent in waiting:
             lane = s.responses[parent].lane
             if lane in lanes:
                 continue
