@@ -231,14 +231,10 @@ class FoundryModel(ModelBase):
         if self.needs_recovery(s):
             s = self._recover(s)
         busy = s.status == IN_PROGRESS
-        cap = self.cap
-        if self.bug == "off-by-one-cap":
-            cap += 1
-        full = busy and len(s.queue) >= cap
-        if (self.bug == "capacity-before-precondition"
-                and full and self.steerable):
-            return FULL
-        if if_last != NOBODY and s.last != NOBODY and s.last != if_last:
+        full = busy and len(s.queue) >= self.cap + (self.bug == "off-by-one-cap")  # the bug lets one more wait
+        # bug capacity-before-precondition: a steerable chain's full queue is reported before a stale precondition
+        precondition_first = not (self.bug == "capacity-before-precondition" and full and self.steerable)
+        if precondition_first and if_last != NOBODY and s.last != NOBODY and s.last != if_last:
             return PRECONDITION
         if s.status == ABSENT:
             return FRESH
