@@ -90,6 +90,24 @@ def test_cancelling_queued_handles_at_shutdown_misreports_inputs_the_next_lifeti
     assert props["no-lost-steers"].status == "violated"
 
 
+def test_a_turn_deferred_by_exit_for_recovery_stays_the_records_turn():
+    """Spec 4.9: exit_for_recovery leaves the record in progress on the deferred turn, so the next lifetime
+    re-enters it; a model that moves the record on past it is caught by deferred-turn-kept."""
+    _, props = verdicts({**SMALL, "crashes": 0}, "exit-for-recovery-releases-turn")
+    assert props["deferred-turn-kept"].status == "violated"
+    _, props = verdicts({**SMALL, "crashes": 0})
+    assert props["deferred-turn-kept"].status == "holds"
+
+
+def test_every_turn_starts_with_its_safe_points_ahead():
+    """A promoted turn gets a fresh budget (spec 4.3), so its handler can read ctx.cancel: a promoted turn
+    that inherits the safe points spent before it is caught by turn-budget."""
+    _, props = verdicts({**SMALL, "handler_steps": 1}, "promotion-keeps-budget")
+    assert props["turn-budget"].status == "violated"
+    _, props = verdicts({**SMALL, "handler_steps": 2})
+    assert props["turn-budget"].status == "holds"
+
+
 def test_a_steer_behind_a_running_turn_is_accepted_then_applied_at_its_first_entry():
     queued = Event("chain", "caller:1", "TaskRun", {"caller": "m1", "input_id": "m1", "is_queued": True})
     assert [f.name for f in facts(queued)] == ["steer.submitted", "steer.accepted"]

@@ -167,3 +167,23 @@ def test_a_drop_closed_with_a_normal_close_is_caught(monkeypatch):
         Event("server", "client", "websocket.close", wire.close_frame(1000, "bye"))))
     statuses = {p.name: p.status for p in check(SPEC.build(SMALL), CheckOptions(keep_going=True)).properties}
     assert statuses["connection-events"] == "violated"
+
+
+def statuses_of(params: dict, bug: str | None = None) -> dict[str, str]:
+    return {p.name: p.status for p in check(SPEC.build(params, bug), CheckOptions(keep_going=True)).properties}
+
+
+def test_requests_waiting_in_a_lane_queue_start_in_arrival_order():
+    """lane-fifo: with three new requests two can wait in one lane's queue ("Requests with the same stream_id
+    are processed FIFO"); the older one starts first, and a server that starts the newer one is caught."""
+    params = {"followups": 3, "steers": 1}
+    assert statuses_of(params)["lane-fifo"] == "holds"
+    assert statuses_of(params, "queued-requests-lifo")["lane-fifo"] == "violated"
+
+
+def test_a_committed_steer_joins_its_own_lanes_history():
+    """history-on-own-lane: the commit of a steer names the chain its acceptance named (the lane's stream_id),
+    on the named lanes and on the default lane alike."""
+    assert statuses_of(SMALL)["history-on-own-lane"] == "holds"
+    assert statuses_of({**SMALL, "stream_ids": "default"})["history-on-own-lane"] == "holds"
+    assert statuses_of(SMALL, "history-on-default-lane")["history-on-own-lane"] == "violated"

@@ -231,11 +231,10 @@ class FoundryModel(ModelBase):
         if self.needs_recovery(s):
             s = self._recover(s)
         busy = s.status == IN_PROGRESS
-        cap = self.cap + 1 if self.bug == "off-by-one-cap" else self.cap
-        full = busy and len(s.queue) >= cap
-        if self.bug == "capacity-before-precondition" and full and self.steerable:
-            return FULL
-        if if_last != NOBODY and s.last != NOBODY and s.last != if_last:
+        full = busy and len(s.queue) >= self.cap + (self.bug == "off-by-one-cap")  # the bug lets one more wait
+        # bug capacity-before-precondition: a steerable chain's full queue is reported before a stale precondition
+        precondition_first = not (self.bug == "capacity-before-precondition" and full and self.steerable)
+        if precondition_first and if_last != NOBODY and s.last != NOBODY and s.last != if_last:
             return PRECONDITION
         if s.status == ABSENT:
             return FRESH
@@ -251,9 +250,11 @@ class FoundryModel(ModelBase):
             s = self._recover(s)
         if outcome in REJECTIONS:
             changes: dict[str, Any] = {}
-            if outcome == FULL and self.bug == "full-advances-head":
+            if (self.bug == "full-advances-head"
+                    and outcome == FULL):
                 changes["last"] = c
-            if outcome == FULL and self.bug == "orphan-future-on-full":
+            if (self.bug == "orphan-future-on-full"
+                    and outcome == FULL):
                 changes["futures"] = (*s.futures, ORPHAN)
             return with_(s, callers=set_at(s.callers, c, DONE), rejection=outcome, **changes)
         callers = set_at(s.callers, c, WAITING)
@@ -261,7 +262,8 @@ class FoundryModel(ModelBase):
             return with_(s, callers=callers, status=IN_PROGRESS, last=c, active=c, turn=ENTERING, mode=outcome,
                          steered=False, cancel=False, requested=False, seen=len(s.queue), checks=0, handle=c,
                          outcome="", resolved=False)
-        if self.bug == "interrupting-steer" and s.turn in (ENTERING, RUNNING):
+        if (self.bug == "interrupting-steer"
+                and s.turn in (ENTERING, RUNNING)):
             return with_(s, callers=callers, queued=set_at(s.queued, c, True), last=c, active=c, turn=ENTERING,
                          mode=RESUMED, steered=True, cancel=False, requested=False, checks=0, handle=c)
         queue = (*s.queue, c)
@@ -279,7 +281,9 @@ class FoundryModel(ModelBase):
     def _cancel(self, s: FoundryState, c: int) -> FoundryState:
         cancels = s.cancels + 1
         if c in s.queue:
-            victim = s.queue[0] if self.bug == "cancel-removes-head" else c
+            victim = c
+            if self.bug == "cancel-removes-head":
+                victim = s.queue[0]
             queue = tuple(x for x in s.queue if x != victim)
             seen = s.seen if self.bug == "stale-count-after-cancel" else len(queue)
             return with_(s, cancels=cancels, queue=queue, futures=tuple(x for x in s.futures if x != c), seen=seen,
@@ -300,19 +304,24 @@ class FoundryModel(ModelBase):
         turn deferred by `exit_for_recovery` leaves the record in progress for the next lifetime, and
         during shutdown the queue stays persisted (promote_during_shutdown = False)."""
         idle = IDLE_TURN
-        if s.outcome == DEFERRED:
+        if s.outcome == DEFERRED and self.bug != "exit-for-recovery-releases-turn":
             return with_(s, **idle)
         if s.proc == STOPPING and s.queue and not self.promote_during_shutdown:
             return with_(s, active=s.queue[0], queue=s.queue[1:], **idle)
-        if s.queue and not (self.bug == "raise-ends-chain" and s.outcome == FAILED):
-            index = -1 if self.bug == "lifo-promotion" else 0
+        if s.queue and not (self.bug == "raise-ends-chain"
+                            and s.outcome == FAILED):
+            index = 0
+            if self.bug == "lifo-promotion":
+                index = len(s.queue) - 1
             head = s.queue[index]
-            rest = s.queue[:index] + s.queue[index + 1 :] if index == 0 else s.queue[:-1]
+            rest = s.queue[:index] + s.queue[index + 1 :]
             precancel = bool(rest) and self.precancel and self.bug != "no-precancel"
             handle, futures = self._bind(s.futures, head)
             requested = s.requested and self.bug == "promote-keeps-cancel-request"
+            # a fresh budget of safe points (spec 4.3: "a fresh timeout budget")
+            checks = s.checks if self.bug == "promotion-keeps-budget" else 0
             return with_(s, active=head, queue=rest, turn=ENTERING, mode=RESUMED, steered=True, cancel=precancel,
-                         requested=requested, seen=len(rest), checks=0, handle=handle, futures=futures,
+                         requested=requested, seen=len(rest), checks=checks, handle=handle, futures=futures,
                          outcome="", resolved=False)
         return with_(s, status=SUSPENDED, active=NOBODY, **idle)
 
@@ -333,7 +342,8 @@ class FoundryModel(ModelBase):
         if not self.needs_recovery(s):
             return with_(s, proc=UP)
         active, queue = s.active, s.queue
-        if self.bug == "recover-queue-head" and queue:
+        if (self.bug == "recover-queue-head"
+                and queue):
             active, queue = queue[0], queue[1:]
         return with_(s, proc=UP, active=active, queue=queue, turn=ENTERING, mode="recovered", steered=False,
                      cancel=bool(queue) and self.precancel, requested=False, seen=len(queue), checks=0,

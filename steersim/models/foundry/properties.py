@@ -162,6 +162,17 @@ def properties(params: Mapping[str, Any], bug: str | None, shown: EventsOf) -> l
         new_turn = t.turn == ENTERING and (s.turn != ENTERING or s.active != t.active)
         return not (new_turn and t.requested)
 
+    def deferred_turn_kept(s: S, a: Action, t: S) -> bool:
+        """exit_for_recovery leaves the record in progress on the same turn, its queue as it was (spec 4.9)."""
+        if a.kind != "framework.advance" or s.outcome != DEFERRED:
+            return True
+        return t.status == IN_PROGRESS and t.active == s.active and t.queue == s.queue and t.turn == NONE
+
+    def turn_budget(s: S, a: Action, t: S) -> bool:
+        """A turn that is set up has all its handler_steps safe points ahead of it."""
+        set_up = t.turn == ENTERING and (s.turn != ENTERING or s.active != t.active)
+        return not set_up or t.checks == 0
+
     def recovery(s: S, a: Action, t: S) -> bool:
         recovering = a.kind in ("framework.recover", "caller.start") and needs_recovery(s)
         return not recovering or (t.active == s.active and t.queue[: len(s.queue)] == s.queue)
@@ -208,6 +219,14 @@ def properties(params: Mapping[str, Any], bug: str | None, shown: EventsOf) -> l
         Always("cancel-request-starts-clear", step=request_starts_clear, kinds=ENTERS_TURN,
                doc="a turn enters with ctx.cancel_requested clear: only TaskRun.cancel() on its own handle sets "
                    "it, so a promoted or recovered turn does not inherit the one of the turn before"),
+        Always("deferred-turn-kept", step=deferred_turn_kept, kinds=("framework.advance",),
+               doc="a turn that returned ctx.exit_for_recovery() stays the record's turn in progress, its queue "
+                   "preserved, so the next lifetime re-enters it as recovered before any queued input (spec 4.9: "
+                   "\"leaves the record in_progress ... the next process re-enters the turn\")"),
+        Always("turn-budget", step=turn_budget, kinds=ENTERS_TURN,
+               doc="every turn, fresh, resumed, steered or recovered, is set up with all its handler_steps safe "
+                   "points ahead of it: a promoted turn runs with \"a fresh timeout budget\" (spec 4.3), so its "
+                   "handler can read ctx.cancel as the first turn's can"),
         Eventually("handles-resolve", trigger=lambda s: WAITING in s.callers, goal=lambda s: WAITING not in s.callers,
                    doc="while its process lives, every handle eventually resolves"),
     ]
@@ -267,7 +286,9 @@ def _observations(params: Mapping[str, Any], shown: EventsOf) -> list[Property]:
         events = shown(s, a, t)
         if a.kind == "caller.start":
             return call_within_parameters(s, *calls(events))
-        cancels, crashes, shutdowns, checked, cancelled = budgets(events)
+        cancels, crashes, shutdowns, checked, cancelled, idle_crash = budgets(events)
+        if idle_crash:
+            return False
         if (t.cancels - s.cancels != cancels or t.cancels > max_cancels or t.crashes - s.crashes != crashes
                 or t.crashes > max_crashes or t.shutdowns - s.shutdowns != shutdowns or t.shutdowns > max_shutdowns):
             return False
@@ -310,8 +331,8 @@ def _observations(params: Mapping[str, Any], shown: EventsOf) -> list[Property]:
                doc="the environment stays within its parameters: each caller calls start() once, in index order "
                    "if callers_in_order, its if_last_input_id (previous_response_id) naming no input or, if "
                    "preconditions, one already sent; at most queued_cancels TaskRun.cancel() calls, each on a "
-                   "queued unresolved handle or the running turn's; at most crashes crashes, shutdowns shutdowns "
-                   "and handler_steps safe points per turn"),
+                   "queued unresolved handle or the running turn's; at most crashes crashes, each while a "
+                   "handler runs, shutdowns shutdowns and handler_steps safe points per turn"),
         Always("handle-outcome", step=handle_outcome, kinds=RESOLVES_HANDLES,
                doc="each handle resolves once, with what spec 4.4/4.9 give it: the handler's value or TaskFailed, "
                    "deferred_outcome after exit_for_recovery, TaskCancelled after a queued cancel, after an "
@@ -390,12 +411,14 @@ def _behaviour_guards(params: Mapping[str, Any]) -> list[Property]:
     return out
 
 
-def _budget_reading(events: Sequence[Event]) -> tuple[int, int, int, bool, tuple[int, ...]]:
+def _budget_reading(events: Sequence[Event]) -> tuple[int, int, int, bool, tuple[int, ...], bool]:
     """What within-parameters reads of a step's events: how many queued cancels, crashes and shutdowns
-    they show, whether a handler reached a safe point, and whose handles were cancelled."""
+    they show, whether a handler reached a safe point, whose handles were cancelled, and whether a crash
+    hit while no handler ran (its process.crash names no turn)."""
     names = [e.name for e in events]
     return (names.count("TaskRun.cancel"), names.count("process.crash"), names.count("process.shutdown"),
-            "handler.check" in names, tuple(_caller(e) for e in events if e.name == "TaskRun.cancel"))
+            "handler.check" in names, tuple(_caller(e) for e in events if e.name == "TaskRun.cancel"),
+            any(e.name == "process.crash" and e.data["turn"] is None for e in events))
 
 
 def _call_reading(events: Sequence[Event]) -> tuple[int, int]:

@@ -85,6 +85,11 @@ BUGS = (
     Bug("request-skipped-when-signalled", "TaskRun.cancel() on the running turn leaves ctx.cancel_requested clear "
         "when its ctx.cancel is already set (by a steer), so the handler cannot tell it was cancelled",
         "explicit-cancel"),
+    Bug("exit-for-recovery-releases-turn", "a turn that returned ctx.exit_for_recovery() ends like a returned one: "
+        "the record moves on to the queue head (or the chain is suspended), so no later lifetime re-enters it",
+        "deferred-turn-kept"),
+    Bug("promotion-keeps-budget", "a promoted turn's handler starts with the safe points the turn before it spent "
+        "instead of a fresh budget, so a steered turn may never read its context", "turn-budget"),
     Bug("interrupting-steer", "a steer on a busy chain starts its turn at once, interrupting the running handler",
         "one-active-turn"),
 )

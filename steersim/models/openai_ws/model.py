@@ -68,7 +68,7 @@ from steersim.models.openai_ws.state import (
 )
 
 CLIENT, SERVER, CONNECTION = "client", "server", "connection"
-CONTINUATION_BUGS = ("continue-automatic-parent", "continue-twice")  # where `_buggy_continuation` may hold
+CONTINUATION_BUGS = ("continue-automatic-parent", "continue-twice")  # `_buggy_continuations`
 REMEMBERED_STEPS_LIMIT = 1 << 16  # steps remembered (`_remembered_steps`); a larger check starts again from none
 Footprint = tuple[tuple[int, ...], tuple[int, ...]]  # response indices and steer numbers
 # What a remembered step does: the responses and steers of its footprint it changed (position, new
@@ -128,15 +128,17 @@ class OpenAIWsModel(ModelBase):
             return [Action(CLIENT, "client.reconnect", (s.conn + 1,))]
         out = self._client_actions(s)
         server: list[Action] = []
-        conn, queued, buggy = s.conn, False, self.bug in CONTINUATION_BUGS
+        conn, queued = s.conn, False
         for index, r in enumerate(s.responses):
             if r.conn != conn:
                 continue
-            if (r.next == WAITING and not r.answered) or (buggy and self._buggy_continuation(s, index)):
+            if r.next == WAITING and not r.answered:
                 out.append(Action(CLIENT, "client.tool_output", (index,)))
             if r.status == IN_PROGRESS or r.next != ENDED:  # an ended response offers the server nothing
                 server.extend(self._server_actions(s, index, r))
             queued = queued or bool(r.queue)
+        if self.bug in CONTINUATION_BUGS:
+            out.extend(self._buggy_continuations(s))
         out.extend(server)
         out.extend(self._queued_starts(s))
         if conn < self.p["reconnects"] and queued:  # only then does a drop lose steering input (R14)
@@ -246,16 +248,22 @@ class OpenAIWsModel(ModelBase):
                 for tools in self.tool_choices())
         return creates
 
-    def _buggy_continuation(self, s: WsState, index: int) -> bool:
-        """Bug `continue-automatic-parent`: the client also continues a parent whose queued steers the
-        server continues itself; bug `continue-twice`: it retries a continuation it already sent (once, so
-        the state space stays finite)."""
-        r = s.responses[index]
-        if self.bug == "continue-automatic-parent":
-            return r.next == AUTO and bool(r.queue)
-        if self.bug == "continue-twice":
-            return r.answered and sum(1 for x in s.responses if x.parent == index) == 1
-        return False
+    def _buggy_continuations(self, s: WsState) -> list[Action]:
+        """The continuations the client sends under a continuation bug, beside those of the parents that
+        wait for its tool output: bug `continue-automatic-parent` also continues a parent whose queued
+        steers the server continues itself; bug `continue-twice` retries a continuation it already sent
+        (once, so the state space stays finite)."""
+        out = []
+        for index, r in enumerate(s.responses):
+            if r.conn != s.conn:
+                continue
+            if self.bug == "continue-automatic-parent":
+                again = r.next == AUTO and bool(r.queue)
+            else:
+                again = r.answered and sum(1 for x in s.responses if x.parent == index) == 1
+            if again:
+                out.append(Action(CLIENT, "client.tool_output", (index,)))
+        return out
 
     def followup_parents(self, s: WsState) -> list[int]:
         """A new request continuing a lane's finished chain (carrying, say, a failed steer's input, as
@@ -289,11 +297,12 @@ class OpenAIWsModel(ModelBase):
                    for r in s.responses)
 
     def _queued_starts(self, s: WsState) -> list[Action]:
-        """The oldest queued request of each lane starts once nothing else runs or is due there."""
-        if self.bug == "queued-request-never-starts":
-            return []
+        """The oldest queued request of each lane starts once nothing else runs or is due there (bug
+        `queued-request-never-starts`: none does; `queued-requests-lifo`: the newest does)."""
+        waiting = (() if self.bug == "queued-request-never-starts"
+                   else tuple(reversed(s.queued)) if self.bug == "queued-requests-lifo" else s.queued)
         out, lanes = [], set()
-        for parent in s.queued:
+        for parent in waiting:
             lane = s.responses[parent].lane
             if lane in lanes:
                 continue
@@ -341,7 +350,8 @@ class OpenAIWsModel(ModelBase):
         if r.open:
             if r.current_kind == "web_search_call":
                 out = [Action(f"tool:{wire.item_id('web_search_call', index)}", "tool.finish", args)]
-                if self.bug == "interrupt-hosted-tool" and r.queue:
+                if (self.bug == "interrupt-hosted-tool"
+                        and r.queue):
                     out.append(Action(SERVER, "server.interrupt", args))
                 return out
             return [Action(SERVER, "server.item_done", args)]
@@ -353,16 +363,19 @@ class OpenAIWsModel(ModelBase):
             out.append(Action(SERVER, "server.item" if more else "server.complete", args))
         if self.p["response_failures"] and not r.client_call_done:
             out.append(Action(SERVER, "server.fail", args))
-        if self.bug == "successor-before-terminal" and r.queue and r.successor < 0:
+        if (self.bug == "successor-before-terminal"
+                and r.queue and r.successor < 0):
             out.append(Action(SERVER, "server.successor", args))
-        if self.bug == "pending-before-completed" and r.client_call_done and self._pending_due(s, r):
+        if (self.bug == "pending-before-completed"
+                and r.client_call_done and self._pending_due(s, r)):
             out.append(Action(SERVER, "server.pending", args))
         return out
 
     def _interruptible(self, s: WsState, r: Response) -> bool:
         """A steer is queued; bug `steered-without-steer`: the root's first successor also counts the
         steers it already committed, so it can end incomplete(steered) with none queued."""
-        if self.bug == "steered-without-steer" and r.origin == "auto" and s.responses[r.parent].origin == "root":
+        if (self.bug == "steered-without-steer"
+                and r.origin == "auto" and s.responses[r.parent].origin == "root"):
             return True
         return bool(r.queue)
 
@@ -507,7 +520,7 @@ class _Step:
         index = len(self.responses)
         self.responses.append(Response(lane, self.conn, parent, origin, kinds, steerable))
         self.lifecycle("created", index)
-        chain = self.m.chain(lane)
+        chain = DEFAULT_CHAIN if self.bug == "history-on-default-lane" else self.m.chain(lane)
         for number in commits:
             st = self.steers[number]
             self.note("steer.committed", {"steer": {"id": wire.steer_id(number),
@@ -519,9 +532,8 @@ class _Step:
 
     def commit_from(self, parent: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """Split a parent's queue into the steers its successor commits and those it inherits (A1)."""
-        queue = self.responses[parent].queue
-        if self.bug == "reorder-steers":
-            queue = tuple(reversed(queue))
+        held = self.responses[parent].queue
+        queue = tuple(reversed(held)) if self.bug == "reorder-steers" else held
         if self.m.p["batching"] == "one":
             return queue[:1], queue[1:]
         return queue, ()
@@ -529,12 +541,15 @@ class _Step:
     def successor(self, parent: int, origin: str) -> None:
         p = self.responses[parent]
         commits, inherited = self.commit_from(parent)
-        if self.bug == "commit-twice" and p.origin == "root":
+        if (self.bug == "commit-twice"
+                and p.origin == "root"):
             inherited = commits + inherited
         next_state = p.next if p.status == IN_PROGRESS else ENDED
-        if self.bug == "duplicate-successor" and origin == "auto" and p.origin == "root" and p.successor < 0:
+        if (self.bug == "duplicate-successor"
+                and origin == "auto" and p.origin == "root" and p.successor < 0):
             next_state = AUTO
-        if self.bug == "repeat-terminal-on-successor" and p.status == COMPLETED:
+        if (self.bug == "repeat-terminal-on-successor"
+                and p.status == COMPLETED):
             self.lifecycle("completed", parent)
         self.update(parent, queue=(), next=next_state)
         index = self.start(p.lane, parent, origin, ("message",), p.steerable, commits)
@@ -606,8 +621,8 @@ class _Step:
         stream = self.stream(target) if available else None
         self.send(wire.steer_failed(seq, code, None, target, steer_input, stream))
         self.set_steer(number, REJECTED, code)
-        if (self.bug == "refused-steer-schedules-successor" and code == "response_already_completed"
-                and r.next == ENDED and r.successor < 0):
+        if (self.bug == "refused-steer-schedules-successor"
+                and code == "response_already_completed" and r.next == ENDED and r.successor < 0):
             self.update(target, next=AUTO)
 
     def refusal(self, target: int, valid: bool) -> str | None:

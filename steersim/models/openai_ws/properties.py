@@ -24,6 +24,7 @@ from steersim.models.openai_ws.state import (
     AUTO,
     COMMITTED,
     COMPLETED,
+    DEFAULT_CHAIN,
     FAILED,
     FAILED_WITH_ID,
     IN_PROGRESS,
@@ -389,6 +390,25 @@ class Judge:
             following[scope] = expected + 1
         return True
 
+    def history_on_own_lane(self, s: WsState, a: Action, t: WsState, events: Events) -> bool:
+        """A committed steer joins the history of the lane it was submitted on: the chain its
+        response.steer.accepted named (the target's stream_id, or the default lane's), which its successor
+        continues."""
+        for data in _groups(events).get("steer.committed", ()):
+            target = s.steers[steer_number(data["steer"]["id"])].target
+            successor = t.responses[response_index(data["response_id"])]
+            lane = s.responses[target].lane
+            if successor.lane != lane or data["chain"] != (self.stream_id(lane) or DEFAULT_CHAIN):
+                return False
+        return True
+
+    def lane_fifo(self, s: WsState, a: Action, t: WsState, events: Events) -> bool:
+        """A request that waited in its lane's queue starts only when no older one of the lane waits."""
+        if a.kind != "server.start_queued":
+            return True
+        lane = s.responses[a.args[0]].lane
+        return next(p for p in s.queued if s.responses[p].lane == lane) == a.args[0]
+
     def client_rule(self, rule: str) -> Callable[[WsState, Action, WsState, Events], bool]:
         def holds(s: WsState, a: Action, t: WsState, events: Events) -> bool:
             if not a.kind.startswith("client."):
@@ -511,6 +531,10 @@ INVARIANT_DOCS = {
     "inv22-refusal-names-the-parent": "a steer refused for its parent's state says response_already_completed "
                                       "exactly when the parent completed (A3-A5)",
     "safe-output-boundary": "a steer interrupts only between output items, never during hosted tool work",
+    "history-on-own-lane": "a committed steer joins the history of the lane it was submitted on, which its "
+                           "successor continues (\"the target response determines the WebSocket lane\" [SDK])",
+    "lane-fifo": "new requests waiting in a lane's queue start in the order they arrived (\"Requests with the same "
+                 "stream_id are processed FIFO\" [SDK, response.create stream_id])",
 }
 
 
@@ -554,6 +578,8 @@ def step_invariants(params: Params) -> list[Always]:
         "sequence-numbers-consecutive": j.sequence_numbers_consecutive,
         "safe-output-boundary": j.safe_output_boundary,
         "inv22-refusal-names-the-parent": j.refusal_names_the_parent,
+        "history-on-own-lane": j.history_on_own_lane,
+        "lane-fifo": j.lane_fifo,
     }
     props = [Always(name, step=fn, doc=INVARIANT_DOCS[name], with_events=True) for name, fn in steps.items()]
     return props + [Always(rule, step=j.client_rule(rule), doc=doc, with_events=True)
@@ -589,6 +615,8 @@ STEP_TRIGGERS: Mapping[str, Trigger] = {
     "sequence-numbers-consecutive": (SEQUENCED_EVENTS, ()),
     "safe-output-boundary": (("response.incomplete",), ()),
     "inv22-refusal-names-the-parent": ((), _STEER),
+    "history-on-own-lane": (("steer.committed",), ()),
+    "lane-fifo": ((), ("server.start_queued",)),
     "steer-admission-readings": ((), _STEER),
     "batch-readings": ((), ("server.successor", "client.tool_output")),
     "response-lineage": (("response.created",), ("server.successor", "client.tool_output", "client.followup",

@@ -109,6 +109,10 @@ BUGS = (
         "safe-output-boundary", {"followups": 0}),
     Bug("queued-request-never-starts", "a new request that waits in its lane's queue is never started, though the "
         "lane frees", "queued-requests-start", {"followups": 2}),
+    Bug("queued-requests-lifo", "of two new requests waiting in a lane's queue, the newer one starts first",
+        "lane-fifo", {"followups": 3, "steers": 1}),
+    Bug("history-on-default-lane", "a successor commits its steers into the history of the default lane (the chain "
+        "without stream_id) instead of its own lane's", "history-on-own-lane", {"followups": 0}),
     Bug("silent-pending", "the server holds a steer for the client's tool output without sending "
         "response.steer.pending", "steer-events", {"followups": 0}),
     Bug("stream-id-on-steer", "the client sends the target's stream_id on response.steer",
@@ -162,7 +166,9 @@ READINGS = (
             "A1 and A3: one steer per successor, and a steer after the parent's terminal event fails"),
     Reading({"followups": 0, "completed_steer": "successor", "waiting_steer": "queue", "response_failures": True},
             "A4, A5 and A7: steers start automatic successors and queue behind tool output; responses may fail"),
-    Reading({"followups": 0, "steerable": False}, "R15: a root bound to a conversation refuses every steer"),
+    Reading({"followups": 3, "steerable": False},
+            "R15: a root bound to a conversation refuses every steer; of the client's three new requests, two can "
+            "wait in one lane's FIFO queue"),
     Reading({"steers": 2, "followups": 1, "invalid_input": True}, "A16: steers carrying a tool output are refused"),
     Reading({"followups": 0, "stream_ids": "default", "sequence_scope": "connection"},
             "A10: lane 0 is the default lane, and sequence_number counts per connection"),
