@@ -250,11 +250,9 @@ class FoundryModel(ModelBase):
             s = self._recover(s)
         if outcome in REJECTIONS:
             changes: dict[str, Any] = {}
-            if (self.bug == "full-advances-head"
-                    and outcome == FULL):
+            if self.bug == "full-advances-head" and outcome == FULL:
                 changes["last"] = c
-            if (self.bug == "orphan-future-on-full"
-                    and outcome == FULL):
+            if self.bug == "orphan-future-on-full" and outcome == FULL:
                 changes["futures"] = (*s.futures, ORPHAN)
             return with_(s, callers=set_at(s.callers, c, DONE), rejection=outcome, **changes)
         callers = set_at(s.callers, c, WAITING)
@@ -262,8 +260,7 @@ class FoundryModel(ModelBase):
             return with_(s, callers=callers, status=IN_PROGRESS, last=c, active=c, turn=ENTERING, mode=outcome,
                          steered=False, cancel=False, requested=False, seen=len(s.queue), checks=0, handle=c,
                          outcome="", resolved=False)
-        if (self.bug == "interrupting-steer"
-                and s.turn in (ENTERING, RUNNING)):
+        if self.bug == "interrupting-steer" and s.turn in (ENTERING, RUNNING):
             return with_(s, callers=callers, queued=set_at(s.queued, c, True), last=c, active=c, turn=ENTERING,
                          mode=RESUMED, steered=True, cancel=False, requested=False, checks=0, handle=c)
         queue = (*s.queue, c)
@@ -308,8 +305,7 @@ class FoundryModel(ModelBase):
             return with_(s, **idle)
         if s.proc == STOPPING and s.queue and not self.promote_during_shutdown:
             return with_(s, active=s.queue[0], queue=s.queue[1:], **idle)
-        if s.queue and not (self.bug == "raise-ends-chain"
-                            and s.outcome == FAILED):
+        if s.queue and not (self.bug == "raise-ends-chain" and s.outcome == FAILED):
             index = 0
             if self.bug == "lifo-promotion":
                 index = len(s.queue) - 1
@@ -342,8 +338,7 @@ class FoundryModel(ModelBase):
         if not self.needs_recovery(s):
             return with_(s, proc=UP)
         active, queue = s.active, s.queue
-        if (self.bug == "recover-queue-head"
-                and queue):
+        if self.bug == "recover-queue-head" and queue:
             active, queue = queue[0], queue[1:]
         return with_(s, proc=UP, active=active, queue=queue, turn=ENTERING, mode="recovered", steered=False,
                      cancel=bool(queue) and self.precancel, requested=False, seen=len(queue), checks=0,

@@ -350,8 +350,7 @@ class OpenAIWsModel(ModelBase):
         if r.open:
             if r.current_kind == "web_search_call":
                 out = [Action(f"tool:{wire.item_id('web_search_call', index)}", "tool.finish", args)]
-                if (self.bug == "interrupt-hosted-tool"
-                        and r.queue):
+                if self.bug == "interrupt-hosted-tool" and r.queue:
                     out.append(Action(SERVER, "server.interrupt", args))
                 return out
             return [Action(SERVER, "server.item_done", args)]
@@ -363,19 +362,16 @@ class OpenAIWsModel(ModelBase):
             out.append(Action(SERVER, "server.item" if more else "server.complete", args))
         if self.p["response_failures"] and not r.client_call_done:
             out.append(Action(SERVER, "server.fail", args))
-        if (self.bug == "successor-before-terminal"
-                and r.queue and r.successor < 0):
+        if self.bug == "successor-before-terminal" and r.queue and r.successor < 0:
             out.append(Action(SERVER, "server.successor", args))
-        if (self.bug == "pending-before-completed"
-                and r.client_call_done and self._pending_due(s, r)):
+        if self.bug == "pending-before-completed" and r.client_call_done and self._pending_due(s, r):
             out.append(Action(SERVER, "server.pending", args))
         return out
 
     def _interruptible(self, s: WsState, r: Response) -> bool:
         """A steer is queued; bug `steered-without-steer`: the root's first successor also counts the
         steers it already committed, so it can end incomplete(steered) with none queued."""
-        if (self.bug == "steered-without-steer"
-                and r.origin == "auto" and s.responses[r.parent].origin == "root"):
+        if self.bug == "steered-without-steer" and r.origin == "auto" and s.responses[r.parent].origin == "root":
             return True
         return bool(r.queue)
 
@@ -541,15 +537,12 @@ class _Step:
     def successor(self, parent: int, origin: str) -> None:
         p = self.responses[parent]
         commits, inherited = self.commit_from(parent)
-        if (self.bug == "commit-twice"
-                and p.origin == "root"):
+        if self.bug == "commit-twice" and p.origin == "root":
             inherited = commits + inherited
         next_state = p.next if p.status == IN_PROGRESS else ENDED
-        if (self.bug == "duplicate-successor"
-                and origin == "auto" and p.origin == "root" and p.successor < 0):
+        if self.bug == "duplicate-successor" and origin == "auto" and p.origin == "root" and p.successor < 0:
             next_state = AUTO
-        if (self.bug == "repeat-terminal-on-successor"
-                and p.status == COMPLETED):
+        if self.bug == "repeat-terminal-on-successor" and p.status == COMPLETED:
             self.lifecycle("completed", parent)
         self.update(parent, queue=(), next=next_state)
         index = self.start(p.lane, parent, origin, ("message",), p.steerable, commits)
