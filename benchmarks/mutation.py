@@ -98,6 +98,7 @@ DELETABLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.If, ast.For
 
 
 Span = tuple[int, int, int, int]  # first line, its column, last line, the column after the code
+Ran = tuple[int, int, int, int, bool]  # an instruction a check ran: its span, whether it loads a folded value
 
 
 @dataclass(frozen=True)
@@ -117,15 +118,15 @@ class Mutant:
     def id(self) -> str:
         return f"{self.path}:{self.function}#{self.operator}{self.ordinal}:{self.change}"
 
-    def reached(self, executed: dict[str, frozenset[Span]]) -> bool:
-        """Whether a run that executed these instructions (path -> the source spans of the bytecode
-        instructions it ran) ran any instruction of the changed code. Instructions, not lines: in
-        `bug == X and queue` the second operand runs only in bug variant X, on the line every run runs.
-        A constant counts as run also where an instruction around it ran, as a folded tuple of constants
-        does."""
-        start, end = self.span[:2], self.span[2:]
+    def reached(self, executed: dict[str, frozenset[Ran]]) -> bool:
+        """Whether a run that executed these instructions (path -> the bytecode instructions it ran) ran
+        any instruction of the changed code. Instructions, not lines: in `bug == X and queue` the second
+        operand runs only in bug variant X, on the line every run runs. A constant counts as run also
+        where the load of a folded value around it ran (a tuple of constants, `-1`)."""
+        start, end = self.span[:2], self.span[2:4]
         constant = self.operator == "constant"
-        return any((start <= ran[:2] and ran[2:] <= end) or (constant and ran[:2] <= start and end <= ran[2:])
+        return any((start <= ran[:2] and ran[2:4] <= end) or (constant and ran[4] and ran[:2] <= start
+                                                             and end <= ran[2:4])
                    for ran in executed.get(self.path, frozenset()))
 
 
@@ -309,12 +310,12 @@ def _passes(result: object) -> bool:
         p.status in ("violated", "unreached") for p in result.properties)  # type: ignore[attr-defined]
 
 
-def start_tracing(model: str, root: Path) -> Callable[[], dict[str, list[Span]]]:
+def start_tracing(model: str, root: Path) -> Callable[[], dict[str, list[Ran]]]:
     """Record the bytecode instructions of the model's own package (the folder of its transition code
     under `root`) that run from now on, in this thread and in threads started later. Returns what stops
-    the recording and gives the source spans of those instructions, as path relative to `root` -> sorted
-    spans. Started before the model is imported, so that the module-level code (default arguments,
-    class bodies) counts too."""
+    the recording and gives those instructions, as path relative to `root` -> their sorted spans, each
+    with whether it loads a folded value (`_loads_folded_value`). Started before the model is imported,
+    so that the module-level code (default arguments, class bodies) counts too."""
     folder = str((root / TARGETS[model][0]).parent.resolve()) + os.sep
     executed: dict[CodeType, set[int]] = {}
     ours: dict[str, bool] = {}
@@ -335,15 +336,15 @@ def start_tracing(model: str, root: Path) -> Callable[[], dict[str, list[Span]]]
         frame.f_trace_lines = False
         return local
 
-    def stop() -> dict[str, list[Span]]:
+    def stop() -> dict[str, list[Ran]]:
         sys.settrace(None)
         threading.settrace(None)  # type: ignore[arg-type]
         resolved = root.resolve()
-        spans: dict[str, set[Span]] = {}
+        spans: dict[str, set[Ran]] = {}
         for code, offsets in executed.items():
             path = Path(code.co_filename).resolve().relative_to(resolved).as_posix()
             spans.setdefault(path, set()).update(
-                (p.lineno, p.col_offset, p.end_lineno, p.end_col_offset)  # type: ignore[misc]
+                (p.lineno, p.col_offset, p.end_lineno, p.end_col_offset, _loads_folded_value(i))  # type: ignore[misc]
                 for i in dis.get_instructions(code) if i.offset in offsets
                 for p in [i.positions] if p is not None and None not in p)
         return {path: sorted(found) for path, found in sorted(spans.items())}
@@ -353,14 +354,28 @@ def start_tracing(model: str, root: Path) -> Callable[[], dict[str, list[Span]]]
     return stop
 
 
-def reached_code(model: str, config: Path) -> dict[str, frozenset[Span]]:
+def _loads_folded_value(instruction: dis.Instruction) -> bool:
+    """Whether the instruction loads a value the compiler may have folded from int or bool constants of the
+    source (`-1`, a tuple or set holding such constants), whose span is then that of the whole expression.
+    A code object, a name or the annotations loaded to build a function or class span the whole definition
+    instead, and hold no such constant."""
+    return instruction.opname == "LOAD_CONST" and _holds_int(instruction.argval)
+
+
+def _holds_int(value: object) -> bool:
+    if isinstance(value, (tuple, frozenset)):
+        return any(_holds_int(item) for item in value)
+    return isinstance(value, int)
+
+
+def reached_code(model: str, config: Path) -> dict[str, frozenset[Ran]]:
     """What code of the model's package its unmutated default check executes (`start_tracing`), traced
     once in a subprocess as the mutants are checked. A surviving mutant none of whose code is among it is
     unreached by the default check: it cannot kill it, whatever it checks."""
     return _traced_code(model, config, "default")
 
 
-def correct_model_code(model: str, config: Path) -> dict[str, frozenset[Span]]:
+def correct_model_code(model: str, config: Path) -> dict[str, frozenset[Ran]]:
     """What code of the model's package the unmutated matrix's cases of the correct model (no seeded bug,
     every parameter point the matrix names) execute. A survivor unreached by the default check and by
     these too is on code that only a seeded bug variant runs: no check of the correct model can kill it,
@@ -368,7 +383,7 @@ def correct_model_code(model: str, config: Path) -> dict[str, frozenset[Span]]:
     return _traced_code(model, config, "matrix", correct_only=True)
 
 
-def _traced_code(model: str, config: Path, by: str, correct_only: bool = False) -> dict[str, frozenset[Span]]:
+def _traced_code(model: str, config: Path, by: str, correct_only: bool = False) -> dict[str, frozenset[Ran]]:
     with tempfile.TemporaryDirectory(prefix="steersim-mutation-") as tmp:
         workdir = Path(tmp)
         shutil.copyfile(config, workdir / "matrix.toml")
@@ -442,8 +457,8 @@ def run_mutant(mutant: Mutant | None, model: str, timeout: float, workdir: Path,
 
 # ---------------------------------------------------------------------- the table
 def score(model: str, mutants: Sequence[Mutant], config: Path, timeout: float | None, equivalents: dict[str, str],
-          echo: bool, by: str = "matrix", seed: int = 0, reached: dict[str, frozenset[Span]] | None = None,
-          correct: Callable[[], dict[str, frozenset[Span]]] | None = None) -> tuple[list[str], list[str]]:
+          echo: bool, by: str = "matrix", seed: int = 0, reached: dict[str, frozenset[Ran]] | None = None,
+          correct: Callable[[], dict[str, frozenset[Ran]]] | None = None) -> tuple[list[str], list[str]]:
     """The model's table row and its survivor lines, for the sample of `seed` judged `by` the matrix or
     the default check. Without a `timeout`, a mutant may take five times as long as the unmutated run,
     and ten seconds more. With `reached` (the code the unmutated default check executes), a survivor
