@@ -104,3 +104,31 @@ def test_codex_never_consumes_a_batch_no_turn_steer_sent(monkeypatch):
     monkeypatch.setattr(codex, "flush", flush_without_request)
     _, props = checking.verdicts(SPEC, CODEX_ONE_MESSAGE)
     assert props["codex-consumes-what-was-sent"].status == "violated"
+
+
+@pytest.mark.parametrize("params", [{"mode": "followup", "abort": True}, {"mode": "interrupt"},
+                                    {"mode": "interrupt", "tool_execution": "sequential"}])
+@pytest.mark.parametrize("bug", [None, "poll-after-abort"])
+def test_an_aborted_turn_polls_no_steering(params, bug):
+    """The seeded variant polls steering after an aborted turn before it leaves through stopIfAborted:
+    the after-turn checkpoint's steering_poll lands in a run already aborted."""
+    _, props = checking.verdicts(SPEC, params, bug)
+    assert props["abort-skips-turn-checkpoints"].status == ("violated" if bug else "holds")
+
+
+@pytest.mark.parametrize("params", [{"mode": "followup", "cap": 1}, {"mode": "followup", "cap": 1, "routes": 2},
+                                    {"mode": "followup", "cap": 1, "tool_execution": "sequential"}])
+@pytest.mark.parametrize("bug", [None, "summary-joins-followup"])
+def test_an_overflow_summary_runs_alone_outside_collect(params, bug):
+    """The seeded variant prepends the overflow summary to the next queued message's run, as only collect
+    does: a followup_drain carries summary lines and a message together."""
+    _, props = checking.verdicts(SPEC, params, bug)
+    assert props["overflow-summary-runs-alone"].status == ("violated" if bug else "holds")
+
+
+def test_the_double_end_variant_ends_a_skip_as_the_checkpoint_did():
+    """double-end-event repeats the launch checkpoint's skip end (one builder, `skip_end`): only the
+    repetition breaks the pairing, never the skip's own text, details or executionStarted."""
+    _, props = checking.verdicts(SPEC, {}, "double-end-event")
+    assert props["one-start-one-end"].status == "violated"
+    assert props["skip-result-exact"].status == "holds"

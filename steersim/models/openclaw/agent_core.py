@@ -13,6 +13,7 @@ follows each run: while the run did not abort and the Agent still has queued mes
 
 from __future__ import annotations
 
+from steersim.core.model import Event
 from steersim.models.openclaw import events as E
 from steersim.models.openclaw.config import Config
 from steersim.models.openclaw.state import ENDING, IDLE, START, Step, set_at
@@ -241,7 +242,7 @@ def launch_parallel(cfg: Config, st: Step) -> None:
         for j in recalled:
             if cfg.bug != "skip-without-result":
                 text = E.ABORT_TEXT if cfg.bug == "wrong-skip-text" else cfg.skip_text
-                st.emit(E.tool_end(E.call_id(j), text, started=False, details=E.SKIP_DETAILS))
+                st.emit(skip_end(E.call_id(j), text))
             st.calls = set_at(st.calls, j, SKIPPED)
         ready = ready[len(recalled):]
     if ready:
@@ -277,7 +278,7 @@ def finish_parallel(cfg: Config, st: Step, index: int) -> None:
     """A launched call ends in completion order; results wait for the commit phase."""
     call = E.call_id(index)
     if cfg.bug == "cancel-running-tool" and st.steerq:
-        st.emit(E.tool_end(call, cfg.skip_text, started=False, details=E.SKIP_DETAILS))
+        st.emit(skip_end(call, cfg.skip_text))
         st.calls = set_at(st.calls, index, SKIPPED)
     elif cfg.bug == "results-out-of-order":
         _finish_call(st, index, E.real_text(call), started=True)
@@ -316,6 +317,12 @@ def ended_result(cfg: Config, st: Step, index: int, call: str) -> tuple[str, dic
     return E.BLOCK_TEXT, {}
 
 
+def skip_end(call: str, text: str) -> Event:
+    """The tool_execution_end of a call steering recalled before it launched: never started, with the
+    skip details (one builder, so every place that ends a skipped call ends it the same way)."""
+    return E.tool_end(call, text, started=False, details=E.SKIP_DETAILS)
+
+
 def skipped_result(cfg: Config, st: Step, call: str) -> tuple[str, dict] | None:
     """The result of a call steering recalled at the launch checkpoint: the skip. The seeded variants
     send none (skip-without-result), end the call a second time first (double-end-event), or write the
@@ -323,7 +330,7 @@ def skipped_result(cfg: Config, st: Step, call: str) -> tuple[str, dict] | None:
     if cfg.bug == "skip-without-result":
         return None
     if cfg.bug == "double-end-event":
-        st.emit(E.tool_end(call, cfg.skip_text, started=False, details=E.SKIP_DETAILS))
+        st.emit(skip_end(call, cfg.skip_text))
     if cfg.bug == "skip-result-reads-abort":
         return E.ABORT_TEXT, {}
     return cfg.skip_text, dict(E.SKIP_DETAILS)
@@ -345,9 +352,11 @@ def compact(st: Step) -> None:
 
 
 def after_turn(cfg: Config, st: Step) -> None:
-    """After the turn: a drained steer skips shouldStopAfterTurn; otherwise the stop hook, then a poll."""
+    """After the turn: an aborted run leaves through stopIfAborted (the seeded poll-after-abort variant
+    goes on to the stop hook and the poll first); a drained steer skips shouldStopAfterTurn; otherwise the
+    stop hook, then a poll."""
     st.late_steer = False
-    if st.aborted:
+    if st.aborted and cfg.bug != "poll-after-abort":
         abort_run(cfg, st)
         return
     consult_stop = not st.pending or cfg.bug == "stop-outranks-steer"

@@ -123,14 +123,19 @@ def drain_ready(cfg: Config, quiet: bool) -> bool:
     return quiet or cfg.debounce_ms == 0 or cfg.bug == "no-debounce"
 
 
+SUMMARY_RIDES = ("overflow-across-routes", "summary-joins-followup")
+"""The seeded variants whose overflow summary rides with the next drained prompt."""
+
+
 def drain(cfg: Config, st: Step) -> None:
     """One drain step after the run ended and the quiet window passed (queue/drain.ts). An overflow
     summary goes first, as a synthetic follow-up run of its own for the leading summarised items that
     share one route (drainOverflowSummaryGroup). Then collect coalesces every queued message into one
     run when they share a route; a cross-route queue drains individually (forceIndividualCollect),
     until what is left is one route again with more than one message. The other modes run the oldest
-    message."""
-    if st.dropped and cfg.bug != "overflow-across-routes":
+    message. (The seeded overflow-across-routes and summary-joins-followup variants skip the summary's
+    own run and prepend it to the next drained prompt instead.)"""
+    if st.dropped and cfg.bug not in SUMMARY_RIDES:
         route = route_of(st.dropped[0], cfg.routes)
         count = next((k for k, item in enumerate(st.dropped) if route_of(item, cfg.routes) != route),
                      len(st.dropped))

@@ -189,6 +189,21 @@ def _abort_stops_run(s: OpenClawState, a: Action, t: OpenClawState, events: Sequ
     return not any(event.name in ABORT_STOPPED for event in events)
 
 
+TURN_CHECKPOINTS = frozenset(("before-call", "before-launch", "after-last-call", "batch-launch", "after-turn"))
+"""The steering checkpoints inside a turn: the tool-batch ones and the one after turn_end."""
+
+
+def _abort_skips_turn_checkpoints(s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]) -> bool:
+    """Once the run is aborted, no checkpoint of the turn polls steering: the tool-batch checkpoints are
+    skipped on an aborted signal (`if (!signal?.aborted)`, `signal?.aborted ? [] : ...`, spec sections
+    4.2 and 4.3), and after turn_end the loop leaves through stopIfAborted before the after-turn poll
+    (section 4.4: abort anywhere ends the run), so no steer is drained into a run that will not answer it."""
+    if not s.aborted:
+        return True
+    return not any(event.name == "steering_poll" and event.data["checkpoint"] in TURN_CHECKPOINTS
+                   for event in events)
+
+
 PREPARE_KINDS = ("tool.start", "tool.prepare")
 """The steps of the parallel prepare phase: a call's start, then its preparation."""
 
@@ -416,6 +431,19 @@ def _summary_bounded(cfg: Config, s: OpenClawState, a: Action, t: OpenClawState,
     return True
 
 
+def _summary_runs_alone(s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]) -> bool:
+    """Outside collect, the overflow summary is a synthetic follow-up prompt of its own (spec section 10:
+    "It is injected as a synthetic followup prompt"; only collect prepends it to a coalesced prompt): a
+    drained run that carries summary lines carries no queued message."""
+    for event in events:
+        if event.name == "followup_drain":
+            items = event.data["id"].split("+")
+            if any(item.startswith("overflow:") for item in items) and \
+                    not all(item.startswith("overflow:") for item in items):
+                return False
+    return True
+
+
 def _on_events(name: str, judge: EventJudge, sent: Sequence[str], doc: str, *,
                senders: dict[str, tuple[str, ...]], events_of: EventsOf) -> Always:
     """A promise about the events a step sends, judged on the kinds that send one of `sent` (`senders`)
@@ -449,6 +477,9 @@ def properties(cfg: Config, events_of: EventsOf) -> list[Property]:
            "each call's toolResult message carries the text and details of its tool_execution_end"),
         on("abort-result-exact", _abort_result_exact, ("tool_execution_end",),
            f"a call ends unstarted with {E.ABORT_TEXT!r} and details {{}} exactly when its run was aborted"),
+        on("abort-skips-turn-checkpoints", _abort_skips_turn_checkpoints, ("steering_poll",),
+           "once the run is aborted, neither a tool-batch checkpoint nor the after-turn checkpoint polls "
+           "steering"),
         on("abort-stops-the-run", _abort_stops_run, tuple(ABORT_STOPPED),
            "an aborted run (a /stop, or an interrupt whose replacement waits) calls no model, launches no tool "
            "and drains no follow-up"),
@@ -499,6 +530,10 @@ def properties(cfg: Config, events_of: EventsOf) -> list[Property]:
         props.append(on("collect-respects-routes", partial(_collect_routes, cfg), ("followup_drain",),
                         "collect never coalesces messages of different routes, nor delivers "
                         "one route's overflow summary with another route's messages"))
+    if cfg.drop == "summarize" and cfg.mode != "collect":
+        props.append(on("overflow-summary-runs-alone", _summary_runs_alone, ("followup_drain",),
+                        "outside collect, an overflow summary runs as a follow-up of its own, never with a "
+                        "queued message"))
     if cfg.drop == "summarize":
         props.append(on("summary-bounded", partial(_summary_bounded, cfg), ("followup_drain",),
                         "an overflow summary run carries at most `cap` summary lines (the oldest are "

@@ -128,6 +128,11 @@ BUGS = (
         {"runtime": "codex", "messages": 1}),
     Bug("codex-flush-at-once", "the Codex steering queue sends each message as its own turn/steer at once, "
         "although a quiet window is configured", "codex-steer-window", {"runtime": "codex", "messages": 1}),
+    Bug("poll-after-abort", "after an aborted turn the loop polls steering (and consults shouldStopAfterTurn) "
+        "before it leaves through stopIfAborted", "abort-skips-turn-checkpoints", {"mode": 'followup', "abort": True}),
+    Bug("summary-joins-followup", "outside collect, the overflow summary is prepended to the next queued "
+        "message's run instead of running as a synthetic follow-up of its own", "overflow-summary-runs-alone",
+        {"mode": 'followup', "cap": 1}),
     Bug("enqueue-keeps-window", "an enqueue does not restart the follow-up queue's quiet window, so a message "
         "that arrives after the window elapsed drains at once", "followup-waits-debounce", {"mode": 'followup'}),
 )
