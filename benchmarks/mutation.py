@@ -30,7 +30,8 @@ against the whole matrix. Some of a model's code runs only in a seeded bug varia
 the default check leaves out, so the default check cannot kill a mutant there, although the matrix
 may. To show that apart, the unmutated default check runs once per model under tracing of the
 bytecode instructions of the model's own package (where in the source each one is, so that the second
-operand of `bug == X and queue` counts as run only in bug variant X, although its line runs in every check),
+operand of `bug == X and queue` counts as run only in bug variant X, although its line runs in every check,
+and a deleted `if` counts as run where one of its branches ran),
 and a survivor none of whose changed code it executed is unreached by the
 default check: counted in `unreached`, marked so on its survivor line, and left out of `score
 (reached)`, killed / (mutants - equivalent - unreached). A mutant of such code that the default
@@ -121,7 +122,8 @@ class Mutant:
     def reached(self, executed: dict[str, frozenset[Ran]]) -> bool:
         """Whether a run that executed these instructions (path -> the bytecode instructions it ran) ran
         any instruction of the changed code. Instructions, not lines: in `bug == X and queue` the second
-        operand runs only in bug variant X, on the line every run runs. A constant counts as run also
+        operand runs only in bug variant X, on the line every run runs. A deleted `if` counts as run
+        where one of its branches ran (its test has no effect of its own). A constant counts as run also
         where the load of a folded value around it ran (a tuple of constants, `-1`)."""
         start, end = self.span[:2], self.span[2:4]
         constant = self.operator == "constant"
@@ -239,6 +241,9 @@ def _spot_span(node: ast.AST, operator: str, index: object) -> Span:
     """Where the code a mutant changes is: the deleted statement, the negated condition, or the node."""
     if operator == "delete":
         changed = getattr(node, index[0])[index[1]]  # type: ignore[index]
+        if isinstance(changed, ast.If):  # the test decides, the branches act: deleting the `if` changes them
+            first, last = changed.body[0], (changed.orelse or changed.body)[-1]
+            return (first.lineno, first.col_offset, last.end_lineno, last.end_col_offset)  # type: ignore[return-value]
     elif operator == "negate" and isinstance(node, ast.comprehension):
         changed = node.ifs[index]  # type: ignore[index]
     elif operator == "negate":

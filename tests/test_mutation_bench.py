@@ -67,17 +67,23 @@ def test_a_mutant_of_code_only_a_reading_runs_is_killed_by_that_reading(tmp_path
 def test_a_survivor_on_a_line_only_a_bug_variant_runs_is_unreached_by_the_defaults() -> None:
     """The unmutated default check never runs the `no-skip-result` variant's return in the teaching model's
     `observe`, nor does any matrix case of the correct model, so deleting that return survives it
-    unreached and bug-only; deleting the `if` that guards it survives too (at the defaults it changes
-    nothing) but on a line the check runs, so it is not marked."""
+    unreached and bug-only, and so does deleting the `if` around it: the `if`'s test runs in every check,
+    but its branch, which the deletion changes, only in the variant. Deleting the `if` in `next_state`
+    whose branch the correct model runs (it counts a skipped call's results, which no check reads)
+    survives too, but reached, so it is not marked."""
     reached = mutation.reached_code("teaching", ROOT / "pyproject.toml")
     correct = mutation.correct_model_code("teaching", ROOT / "pyproject.toml")
     by_id = {f"{m.function}#{m.operator}{m.ordinal}": m for m, _ in mutation.enumerate_mutants("teaching")}
-    variant_only, guard = by_id["TeachingModel.observe#delete22"], by_id["TeachingModel.observe#delete20"]
-    assert "batch.skip" in (ROOT / variant_only.path).read_text().splitlines()[variant_only.line - 1]
-    assert not variant_only.reached(reached) and guard.reached(reached)
-    assert not variant_only.reached(correct) and guard.reached(correct)
-    row, survivors = mutation.score("teaching", [guard, variant_only], ROOT / "pyproject.toml", 120.0, {}, False,
-                                    "default", 0, reached, lambda: correct)
-    assert row[6:] == ["2", "1", "1", "0%", "0%", "0%"]
-    assert survivors[0].endswith(f"(line {guard.line})")
-    assert survivors[1].endswith(f"(line {variant_only.line})  (unreached: only a seeded bug variant runs it)")
+    variant_only, variant_if = by_id["TeachingModel.observe#delete22"], by_id["TeachingModel.observe#delete20"]
+    counted = by_id["TeachingModel.next_state#delete16"]
+    source = (ROOT / variant_only.path).read_text().splitlines()
+    assert "batch.skip" in source[variant_only.line - 1] and "no-skip-result" in source[variant_if.line - 1]
+    assert "no-skip-result" in source[counted.line - 1]
+    for mutant in (variant_only, variant_if):
+        assert not mutant.reached(reached) and not mutant.reached(correct)
+    assert counted.reached(reached) and counted.reached(correct)
+    row, survivors = mutation.score("teaching", [counted, variant_if, variant_only], ROOT / "pyproject.toml", 120.0,
+                                    {}, False, "default", 0, reached, lambda: correct)
+    assert row[6:] == ["3", "2", "2", "0%", "0%", "0%"]
+    assert survivors[0].endswith(f"(line {counted.line})")
+    assert all(line.endswith("(unreached: only a seeded bug variant runs it)") for line in survivors[1:])
