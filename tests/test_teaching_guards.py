@@ -56,21 +56,6 @@ class IdleAfterDelivery(TeachingModel):
         return t._replace(phase=IDLE) if a.kind == "agent.clear" and s.pend else t
 
 
-class SilentRejection(TeachingModel):
-    """A steer that finds the queue full is dropped without a word (no steer, no rejection shows), where
-    the system rejects it loudly."""
-
-    def observe(self, s, a, t):
-        return [] if a.kind == "user.steer" and t.rej > s.rej else super().observe(s, a, t)
-
-
-class StepsWithoutFacts(TeachingModel):
-    """No step reads its events as facts: every check over what the system shows then has nothing to judge."""
-
-    def _observed_facts(self, s, a, t):
-        return ()
-
-
 class NumberedFromZero(TeachingModel):
     """The user's steers are numbered from 0: the first steer sent shows as s0."""
 
@@ -79,8 +64,6 @@ class NumberedFromZero(TeachingModel):
 
 
 @pytest.mark.parametrize(("model", "caught_by"), [
-    (SilentRejection, "steers-as-sent"),
-    (StepsWithoutFacts, "steers-as-sent"),
     (NumberedFromZero, "steers-as-sent"),
     (LaunchWithoutStart, "truthful-results"),
     (SkipReadAsReal, "truthful-results"),

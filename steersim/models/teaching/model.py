@@ -281,7 +281,7 @@ class TeachingModel:
 
     def monitors(self) -> tuple[Monitor, ...]:
         """Judged over the emitted facts besides the core invariants (`steersim.models.teaching.monitors`)."""
-        return (TruthfulResults(), SteeredStatus(), SteersAsSent(self.N))
+        return (TruthfulResults(), SteeredStatus(), SteersAsSent())
 
     def properties(self) -> list[Property]:
         return properties({"K": self.K, "N": self.N, "Q": self.Q, "P": self.P}, self.bug)
