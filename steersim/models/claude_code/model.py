@@ -166,7 +166,7 @@ class ClaudeCodeModel(ModelBase[ClaudeCodeState]):
 
     def _cli_start_turn(self, s: ClaudeCodeState) -> Step:
         best = min(RANK[p] for _, p in s.queue)
-        queue = tuple(reversed(s.queue)) if self.bug == "dequeue-newest-first" else s.queue
+        queue = s.queue[::-1] if self.bug == "dequeue-newest-first" else s.queue
         candidates = [m for m, p in queue if RANK[p] == best]
         batch = self.params["batch_turn_start"] and self.bug != "turn-start-takes-one"
         taken = tuple(candidates) if batch else (candidates[0],)

@@ -151,7 +151,7 @@ class PydanticAIModel(ModelBase):
         if kind == "client.set_priority":
             j = a.args[0]
             other = WHEN_IDLE if s.priority[j] == ASAP else ASAP
-            queue = _moved_to_back(s.queue, j) if self.bug == "set-priority-moves-to-back" else s.queue
+            queue = (*(q for q in s.queue if q != j), j) if self.bug == "set-priority-moves-to-back" else s.queue
             return with_(s, priority=set_at(s.priority, j, other), queue=queue, reprioritised=True), [
                 Event("client", "agent", "priority", {"msg": message_name(j), "priority": other})]
         if kind == "client.cancel":
@@ -199,7 +199,7 @@ class PydanticAIModel(ModelBase):
         if priority is None:
             return (*self._drain(s, ASAP), *self._drain(s, WHEN_IDLE))
         picked = tuple(j for j in s.queue if s.priority[j] == priority)
-        return tuple(reversed(picked)) if self.bug == "newest-first" else picked
+        return picked[::-1] if self.bug == "newest-first" else picked
 
     def _deliver(self, s: S, drained: tuple[int, ...], fate: str) -> S:
         fates = s.fate
@@ -290,11 +290,6 @@ class PydanticAIModel(ModelBase):
             "closed": s.closed,
             "cancelling": s.cancelling,
         }
-
-
-def _moved_to_back(queue: tuple[int, ...], j: int) -> tuple[int, ...]:
-    """The queue with message `j` moved behind the others (the set-priority-moves-to-back variant's order)."""
-    return (*(q for q in queue if q != j), j)
 
 
 __all__ = ["CHAIN", "PydanticAIModel"]
