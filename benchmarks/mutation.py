@@ -42,6 +42,12 @@ seeded bug variant runs them, so they change a bug variant and not what the mode
 shows. They are counted in `bug-only`, marked so, and left out of `score (correct model)`, killed /
 (mutants - equivalent - bug-only). Matrix rows show `-` in these columns.
 
+`--population` runs no mutant: per model, it counts every mutant of the transition code (not a sample)
+and how many are unreached by the default check and bug-only, traced as above. Their share bounds what any
+sample's `score` can be in expectation, whatever the properties judge.
+
+    python benchmarks/mutation.py --population --models openai-ws openclaw
+
 `--seeds 0,7` scores several samples in one run (one row per seed), so a
 fresh sample's score is reported beside seed 0's.
 
@@ -514,9 +520,22 @@ def _percent(killed: int, judged: int) -> str:
 
 
 
-def print_table(rows: Sequence[Sequence[str]]) -> None:
-    head = ["model", "seed", "by", "mutants", "killed (error/timeout)", "equivalent", "survived", "unreached",
-            "bug-only", "score", "score (reached)", "score (correct model)"]
+def population(model: str, config: Path) -> list[str]:
+    """The model's row of `--population`: every mutant of its transition code, how many the unmutated
+    default check never runs (`unreached`) and, of those, how many no correct-model case of the matrix
+    runs either (`bug-only`), with the share of the rest: the most a sample's `score` can be in expectation
+    (a mutant the default check never runs survives it, unless it breaks the import)."""
+    reached, correct = reached_code(model, config), correct_model_code(model, config)
+    mutants = [mutant for mutant, _ in enumerate_mutants(model)]
+    unreached = [mutant for mutant in mutants if not mutant.reached(reached)]
+    bug_only = sum(not mutant.reached(correct) for mutant in unreached)
+    return [model, str(len(mutants)), f"{len(unreached)} ({_percent(len(unreached), len(mutants))})",
+            f"{bug_only} ({_percent(bug_only, len(mutants))})", _percent(len(mutants) - len(unreached), len(mutants))]
+
+
+def print_table(rows: Sequence[Sequence[str]], head: Sequence[str] = (
+        "model", "seed", "by", "mutants", "killed (error/timeout)", "equivalent", "survived", "unreached",
+        "bug-only", "score", "score (reached)", "score (correct model)")) -> None:
     widths = [max(len(r[i]) for r in (head, *rows)) for i in range(len(head))]
     for r in (head, *rows):
         print("  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip())
@@ -537,6 +556,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--list", metavar="MODEL", choices=list(TARGETS), help="print the sample and stop")
     parser.add_argument("--show", metavar="ID", help="print the mutated function of one mutant id and stop")
     parser.add_argument("--quiet", action="store_true", help="no per-mutant lines on stderr")
+    parser.add_argument("--population", action="store_true",
+                        help="count every mutant, unreached by the default check and bug-only, and stop")
     parser.add_argument("--check-one", metavar="MODEL", help=argparse.SUPPRESS)
     parser.add_argument("--expect-root", help=argparse.SUPPRESS)
     parser.add_argument("--trace", action="store_true", help=argparse.SUPPRESS)
@@ -566,6 +587,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                     mark = "  (equivalent)" if mutant.id in equivalents else ""
                     print(f"{mutant.id}  (line {mutant.line}){mark}")
         return 0 if args.list else 2
+    if args.population:
+        print_table([population(model, args.config) for model in args.models],
+                    ("model", "mutants", "unreached", "bug-only", "reached share"))
+        return 0
     equivalents = load_equivalents()
     rows, survivors = [], []
     judges = ("default", "matrix") if args.by == "both" else (args.by,)

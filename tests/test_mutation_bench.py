@@ -87,3 +87,15 @@ def test_a_survivor_on_a_line_only_a_bug_variant_runs_is_unreached_by_the_defaul
     assert row[6:] == ["3", "2", "2", "0%", "0%", "0%"]
     assert survivors[0].endswith(f"(line {counted.line})")
     assert all(line.endswith("(unreached: only a seeded bug variant runs it)") for line in survivors[1:])
+
+
+def test_population_counts_every_mutant_and_its_unreached_and_bug_only_share() -> None:
+    """`--population` counts the whole population, not a sample: the teaching model's row names as many
+    mutants as enumeration yields, and its unreached count includes the `no-skip-result` return that only
+    the variant runs, so it is never zero and never more than the population."""
+    mutants = [m for m, _ in mutation.enumerate_mutants("teaching")]
+    row = mutation.population("teaching", ROOT / "pyproject.toml")
+    assert row[:2] == ["teaching", str(len(mutants))]
+    unreached, bug_only = (int(cell.split()[0]) for cell in row[2:4])
+    assert 2 <= bug_only <= unreached < len(mutants)
+    assert row[4] == mutation._percent(len(mutants) - unreached, len(mutants))

@@ -132,3 +132,19 @@ def test_the_double_end_variant_ends_a_skip_as_the_checkpoint_did():
     _, props = checking.verdicts(SPEC, {}, "double-end-event")
     assert props["one-start-one-end"].status == "violated"
     assert props["skip-result-exact"].status == "holds"
+
+
+@pytest.mark.parametrize("bug", [None, "cap-admits-one-more"])
+@pytest.mark.parametrize("drop", ["summarize", "old"])
+def test_the_follow_up_queue_takes_a_message_only_below_its_cap(drop, bug):
+    """applyQueueDropPolicy runs at `pending >= cap`: the seeded variant runs it one message late, so a full
+    queue of one takes a second message."""
+    _, props = checking.verdicts(SPEC, {"mode": "followup", "cap": 1, "drop": drop}, bug)
+    assert props["enqueue-within-cap"].status == ("violated" if bug else "holds")
+
+
+@pytest.mark.parametrize("bug", [None, "follow-up-drain-unreported"])
+def test_every_drain_of_the_agent_queues_is_reported(bug):
+    """The seeded variant takes the agent follow-up queue without the poll the harness sees."""
+    _, props = checking.verdicts(SPEC, {"agent_follow_ups": 1}, bug)
+    assert props["drains-reported"].status == ("violated" if bug else "holds")

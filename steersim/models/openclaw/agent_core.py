@@ -385,7 +385,8 @@ def follow_up_poll(cfg: Config, st: Step) -> None:
         abort_run(cfg, st)
         return
     taken, st.followups = drain(st.followups, cfg.follow_up_mode, cfg)
-    st.emit(E.follow_up_poll(taken))
+    if cfg.bug != "follow-up-drain-unreported":
+        st.emit(E.follow_up_poll(taken))
     if taken:
         st.pending, st.has_more, st.phase = taken, True, "next"
     else:

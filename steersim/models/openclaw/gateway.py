@@ -78,11 +78,12 @@ def enqueue(cfg: Config, st: Step, item: str) -> None:
     so even a rejected message delays the drain."""
     if cfg.debounce_ms > 0 and cfg.bug != "enqueue-keeps-window":
         st.quiet = False
-    if len(st.fq) >= cfg.cap:
+    cap = cfg.cap + 1 if cfg.bug == "cap-admits-one-more" else cfg.cap
+    if len(st.fq) >= cap:
         if cfg.drop == "new":
             st.emit(E.gateway("followup_rejected", id=item, reason="queue-cap-new"))
             return
-        evict = len(st.fq) - cfg.cap + 1
+        evict = len(st.fq) - cap + 1
         for old in st.fq[:evict]:
             if cfg.drop == "old":
                 st.emit(E.gateway("followup_evicted", id=old, reason="queue-cap-old"))

@@ -50,6 +50,7 @@ def sent_by(cfg: Config) -> dict[str, tuple[str, ...]]:
         "follow_up_poll": ("run.follow_up_poll", "session.post_run"),
         "tool_execute": ("tool.launch", "tool.launch_call"),
         "followup_drain": ("gateway.drain",),
+        "followup_enqueued": ("user.message",),
         "turn/steer": ("user.message", "timer.codex_flush"),
         "codex_queued": ("user.message",),
         "userMessage": ("codex.boundary",),
@@ -413,6 +414,25 @@ def _truthful_preflight(cfg: Config, s: OpenClawState, a: Action, t: OpenClawSta
     return True
 
 
+def _enqueue_within_cap(cfg: Config, s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]
+                        ) -> bool:
+    """applyQueueDropPolicy runs when the queue holds `cap` messages (spec section 10: "When pending >= cap"),
+    so a message the follow-up queue takes finds fewer than `cap` ahead of it."""
+    return all(t.fq.index(event.data["id"]) < cfg.cap for event in events if event.name == "followup_enqueued")
+
+
+def _drains_reported(s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]) -> bool:
+    """A message leaves the Agent's steering or follow-up queue only through a poll that reports it: the
+    harness sees each drain at the seam OpenClaw's own tests use (`steering_poll`, `follow_up_poll`), so
+    a drain it cannot see would take messages nobody can account for."""
+    left = set(s.steerq + s.followups) - set(t.steerq + t.followups)
+    if not left:
+        return True
+    reported = {item for event in events if event.name in ("steering_poll", "follow_up_poll")
+                for item in event.data["drained"]}
+    return left <= reported
+
+
 def _collect_routes(cfg: Config, s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]) -> bool:
     for event in events:
         if event.name == "followup_drain":
@@ -494,6 +514,8 @@ def properties(cfg: Config, events_of: EventsOf) -> list[Property]:
            "every drained message is injected before agent_end (or restored to its queue)"),
         on("one-at-a-time-drain", partial(_one_at_a_time, cfg), ("steering_poll", "follow_up_poll"),
            "in one-at-a-time mode each checkpoint drains at most one message"),
+        on("drains-reported", _drains_reported, ("steering_poll", "follow_up_poll"),
+           "a message leaves the Agent's steering or follow-up queue only through a poll that reports it"),
         Always("steer-outranks-stop", step=lambda s, a, t: not (
                    a.kind == "turn.poll" and (s.pending or s.late_steer) and not s.aborted and t.phase != "next"),
                kinds=("turn.poll",),
@@ -530,6 +552,9 @@ def properties(cfg: Config, events_of: EventsOf) -> list[Property]:
         props.append(on("collect-respects-routes", partial(_collect_routes, cfg), ("followup_drain",),
                         "collect never coalesces messages of different routes, nor delivers "
                         "one route's overflow summary with another route's messages"))
+    props.append(on("enqueue-within-cap", partial(_enqueue_within_cap, cfg), ("followup_enqueued",),
+                    "the follow-up queue takes a message only with fewer than `cap` ahead of it (the drop policy "
+                    "runs at the cap)"))
     if cfg.drop == "summarize" and cfg.mode != "collect":
         props.append(on("overflow-summary-runs-alone", _summary_runs_alone, ("followup_drain",),
                         "outside collect, an overflow summary runs as a follow-up of its own, never with a "

@@ -133,6 +133,10 @@ BUGS = (
     Bug("summary-joins-followup", "outside collect, the overflow summary is prepended to the next queued "
         "message's run instead of running as a synthetic follow-up of its own", "overflow-summary-runs-alone",
         {"mode": 'followup', "cap": 1}),
+    Bug("cap-admits-one-more", "the drop policy runs only once the follow-up queue holds more than `cap` "
+        "messages, so a full queue takes one more", "enqueue-within-cap", {"mode": 'followup', "cap": 1}),
+    Bug("follow-up-drain-unreported", "leaving the turn loop, the Agent takes its follow-up queue without "
+        "getFollowUpMessages, so no poll reports the drain", "drains-reported", {"agent_follow_ups": 1}),
     Bug("enqueue-keeps-window", "an enqueue does not restart the follow-up queue's quiet window, so a message "
         "that arrives after the window elapsed drains at once", "followup-waits-debounce", {"mode": 'followup'}),
 )
