@@ -231,7 +231,7 @@ class CodexModel(ModelBase[CodexState]):
 
     def _codex_request(self, s: CodexState) -> Step:
         reached = tuple(m for m in s.history if m in s.unsent)
-        index = s.requests + 1
+        index = s.requests + (0 if s.calls and self.has_bug("output-request-keeps-index") else 1)
         event = P.request(index, self._turn(s), s.history, reached)
         return replace(s, phase=SAMPLING, requests=index, need_request=False, sent=s.history,
                        unsent=tuple(m for m in s.unsent if m not in reached)), [event]

@@ -226,6 +226,12 @@ def properties(params: Mapping[str, Any], bug: str | None = None) -> Sequence[Pr
                doc="an agentMessage item is open from its item/started to its item/completed, and only then: "
                    "a step that ends a stream (the response ends, a steer preempts it, an interrupt) shows the "
                    "item/completed of each item it closes"),
+        Always("requests-numbered", step=lambda s, a, t, events: all(
+                   e.data["index"] == s.requests + 1 for e in events if e.name == P.REQUEST),
+               with_events=True, kinds=("codex.request",),
+               doc="each model request Codex sends is a new one, numbered one past the last: the agentMessage "
+                   "and command items a request streams are named for it, so a number used twice shows two "
+                   "items of the thread under one id"),
         Always("steers-in-acceptance-order", state=acceptance_order,
                doc="Codex writes steers into the thread in the order it acknowledged them"),
         Always("steer-preconditions", step=steer_answer_fits, with_events=True, events=("turn/steer",),

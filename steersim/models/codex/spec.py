@@ -42,6 +42,9 @@ BUGS = (
         "steer-preconditions", {"bad_steers": True, "steers": 0, "interrupts": 0}),
     Bug("end-turn-with-pending", "the turn completes at the end of a response although a steer is waiting to be "
         "written", "no-lost-steers", {"interrupts": 0, "bad_steers": False}),
+    Bug("output-request-keeps-index", "the model request that carries a command's output keeps the number of the "
+        "request that asked for the command, so a second command of the turn shows the first one's call id",
+        "requests-numbered", {"interrupts": 0, "bad_steers": False}),
     Bug("record-steer-twice", "a steer is written into the thread twice", "ordered-history",
         {"interrupts": 0, "bad_steers": False}),
     Bug("start-while-active-starts-turn", "turn/start while a turn is active starts a second turn",

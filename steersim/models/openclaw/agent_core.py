@@ -410,7 +410,7 @@ def finish_run(cfg: Config, st: Step) -> None:
     AgentSession decides next (`after_run`)."""
     if cfg.session:
         st.phase = "post-run"
-    else:
+    elif cfg.bug != "finish-run-keeps-streaming":
         settle(st)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from functools import partial
 
-from steersim.core.model import Action, Always, Event, Property, Sometimes
+from steersim.core.model import Action, Always, Event, Eventually, Property, Sometimes
 from steersim.models.openclaw import events as E
 from steersim.models.openclaw.agent_core import NEW, RUNNING
 from steersim.models.openclaw.config import Config, route_of
@@ -516,6 +516,9 @@ def properties(cfg: Config, events_of: EventsOf) -> list[Property]:
            "in one-at-a-time mode each checkpoint drains at most one message"),
         on("drains-reported", _drains_reported, ("steering_poll", "follow_up_poll"),
            "a message leaves the Agent's steering or follow-up queue only through a poll that reports it"),
+        Eventually("run-settles", trigger=lambda s: s.phase != IDLE, goal=lambda s: s.phase == IDLE,
+                   doc="every run settles: the Agent (or, at the session layer, the session) ends idle, so "
+                       "waitForIdle resolves and reports what its queues still hold"),
         Always("steer-outranks-stop", step=lambda s, a, t: not (
                    a.kind == "turn.poll" and (s.pending or s.late_steer) and not s.aborted and t.phase != "next"),
                kinds=("turn.poll",),

@@ -137,6 +137,8 @@ BUGS = (
         "messages, so a full queue takes one more", "enqueue-within-cap", {"mode": 'followup', "cap": 1}),
     Bug("follow-up-drain-unreported", "leaving the turn loop, the Agent takes its follow-up queue without "
         "getFollowUpMessages, so no poll reports the drain", "drains-reported", {"agent_follow_ups": 1}),
+    Bug("finish-run-keeps-streaming", "finishRun never clears the bare Agent's streaming state, so the run never "
+        "settles and waitForIdle never resolves", "run-settles", {"layer": "agent"}),
     Bug("enqueue-keeps-window", "an enqueue does not restart the follow-up queue's quiet window, so a message "
         "that arrives after the window elapsed drains at once", "followup-waits-debounce", {"mode": 'followup'}),
 )
