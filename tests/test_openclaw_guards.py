@@ -148,3 +148,17 @@ def test_every_drain_of_the_agent_queues_is_reported(bug):
     """The seeded variant takes the agent follow-up queue without the poll the harness sees."""
     _, props = checking.verdicts(SPEC, {"agent_follow_ups": 1}, bug)
     assert props["drains-reported"].status == ("violated" if bug else "holds")
+
+
+@pytest.mark.parametrize("bug", [None, "echo-skips-transcript"])
+def test_every_batch_codex_echoes_is_written_into_the_transcript(bug):
+    """The seeded variant drops the userMessage echo's write into the session transcript."""
+    _, props = checking.verdicts(SPEC, {"runtime": "codex", "messages": 1}, bug)
+    assert props["echo-in-transcript"].status == ("violated" if bug else "holds")
+
+
+@pytest.mark.parametrize("bug", [None, "finish-run-keeps-streaming"])
+def test_every_bare_agent_run_settles(bug):
+    """The seeded variant never clears the bare Agent's streaming state, so waitForIdle never resolves."""
+    _, props = checking.verdicts(SPEC, {"layer": "agent"}, bug)
+    assert props["run-settles"].status == ("violated" if bug else "holds")

@@ -49,7 +49,8 @@ def boundary(cfg: Config, st: Step) -> tuple[str, ...]:
     for sent in st.inflight:
         prompt = "+".join(sent)
         st.emit(E.codex("userMessage", id=prompt))
-        st.hist = (*st.hist, prompt)
+        if cfg.bug != "echo-skips-transcript":
+            st.hist = (*st.hist, prompt)
     if cfg.bug != "steer-consumed-twice":
         st.inflight = ()
     st.boundaries = st.boundaries - 1

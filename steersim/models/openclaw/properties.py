@@ -433,6 +433,13 @@ def _drains_reported(s: OpenClawState, a: Action, t: OpenClawState, events: Sequ
     return left <= reported
 
 
+def _echo_in_transcript(s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]) -> bool:
+    """Each batch Codex echoes as a userMessage item is written into the session transcript in that step,
+    in echo order: the transcript is what the session (and its next turn) reads back."""
+    echoed = [event.data["id"] for event in events if event.name == "userMessage"]
+    return not echoed or list(t.hist[len(s.hist):]) == echoed
+
+
 def _collect_routes(cfg: Config, s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]) -> bool:
     for event in events:
         if event.name == "followup_drain":
@@ -527,6 +534,9 @@ def properties(cfg: Config, events_of: EventsOf) -> list[Property]:
                    "shouldStopAfterTurn even when there is no remaining tail')"),
     ]
     if cfg.codex:
+        props.append(on("echo-in-transcript", _echo_in_transcript, ("userMessage",),
+                        "each batch Codex echoes as a userMessage is written into the session transcript, in "
+                        "echo order"))
         props.append(on("codex-consumes-what-was-sent", _codex_consumes_sent,
                         ("turn/steer", "userMessage", "turn/completed", "followup_requeued"),
                         "Codex echoes each turn/steer batch once, oldest first, as a userMessage item, a "

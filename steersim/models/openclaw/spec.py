@@ -139,6 +139,8 @@ BUGS = (
         "getFollowUpMessages, so no poll reports the drain", "drains-reported", {"agent_follow_ups": 1}),
     Bug("finish-run-keeps-streaming", "finishRun never clears the bare Agent's streaming state, so the run never "
         "settles and waitForIdle never resolves", "run-settles", {"layer": "agent"}),
+    Bug("echo-skips-transcript", "a steer batch Codex echoes as a userMessage is not written into the session "
+        "transcript", "echo-in-transcript", {"runtime": "codex", "messages": 1}),
     Bug("enqueue-keeps-window", "an enqueue does not restart the follow-up queue's quiet window, so a message "
         "that arrives after the window elapsed drains at once", "followup-waits-debounce", {"mode": 'followup'}),
 )
