@@ -410,7 +410,9 @@ def finish_run(cfg: Config, st: Step) -> None:
     AgentSession decides next (`after_run`)."""
     if cfg.session:
         st.phase = "post-run"
-    elif cfg.bug != "finish-run-keeps-streaming":
+    elif cfg.bug == "finish-run-keeps-streaming":
+        st.phase = "streaming"  # no step leaves it: the run never settles
+    else:
         settle(st)
 
 
