@@ -255,13 +255,18 @@ def test_the_recording_puts_notifications_codex_sends_from_other_tasks_at_one_pl
     assert thread not in text and '"at_uuid-' in text
 
 
+# In steer@tool the command's end and the queued steer are handled by two of Codex's tasks once the command is
+# released, so their items come in either order (the thread keeps that order): two runs need not behave alike.
+RACING_INSIDE_CODEX = frozenset({"steer@tool.jsonl"})
+
+
 @needs_codex
 def test_two_runs_of_the_fast_scenarios_write_the_same_bytes(tmp_path):
     for run in ("one", "two"):
         assert main(["conform", "codex", "--fast", "--report", str(tmp_path / run)]) == 1
     names = sorted(p.name for p in (tmp_path / "one" / "runs").iterdir())
     assert names == sorted(p.name for p in (tmp_path / "two" / "runs").iterdir()) and len(names) == 4
-    for name in names:
+    for name in sorted(set(names) - RACING_INSIDE_CODEX):
         assert (tmp_path / "one" / "runs" / name).read_bytes() == (tmp_path / "two" / "runs" / name).read_bytes()
 
 

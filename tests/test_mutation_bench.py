@@ -69,8 +69,8 @@ def test_a_survivor_on_a_line_only_a_bug_variant_runs_is_unreached_by_the_defaul
     `observe`, nor does any matrix case of the correct model, so deleting that return survives it
     unreached and bug-only, and so does deleting the `if` around it: the `if`'s test runs in every check,
     but its branch, which the deletion changes, only in the variant. Deleting the `if` in `next_state`
-    whose branch the correct model runs (it counts a skipped call's results, which no check reads)
-    survives too, but reached, so it is not marked."""
+    whose branch the correct model runs (it counts a skipped call's results) is reached, and killed
+    (`results-recorded`): the scores without the unreached and bug-only survivors are whole."""
     reached = mutation.reached_code("teaching", ROOT / "pyproject.toml")
     correct = mutation.correct_model_code("teaching", ROOT / "pyproject.toml")
     by_id = {f"{m.function}#{m.operator}{m.ordinal}": m for m, _ in mutation.enumerate_mutants("teaching")}
@@ -84,9 +84,8 @@ def test_a_survivor_on_a_line_only_a_bug_variant_runs_is_unreached_by_the_defaul
     assert counted.reached(reached) and counted.reached(correct)
     row, survivors = mutation.score("teaching", [counted, variant_if, variant_only], ROOT / "pyproject.toml", 120.0,
                                     {}, False, "default", 0, reached, lambda: correct)
-    assert row[6:] == ["3", "2", "2", "0%", "0%", "0%"]
-    assert survivors[0].endswith(f"(line {counted.line})")
-    assert all(line.endswith("(unreached: only a seeded bug variant runs it)") for line in survivors[1:])
+    assert row[6:] == ["2", "2", "2", "33%", "100%", "100%"]
+    assert all(line.endswith("(unreached: only a seeded bug variant runs it)") for line in survivors)
 
 
 def test_population_counts_every_mutant_and_its_unreached_and_bug_only_share() -> None:

@@ -154,3 +154,13 @@ def test_a_steer_id_reused_after_a_rejection_is_caught_by_both_engines(engine: s
                    CheckOptions(keep_going=True, engine=engine))
     assert {p.name: p.status for p in result.properties}["steers-as-sent"] == "violated"
     assert check(TeachingModel(3, 3, 1, 3), CheckOptions(engine=engine)).status == "ok"
+
+
+@pytest.mark.parametrize("engine", ["generic", "vector"])
+def test_skipped_calls_without_a_result_are_caught_by_both_engines(engine: str) -> None:
+    """The seeded variant: calls a steer skips get no result, so at the boundary they have one fewer than the
+    calls that ran."""
+    result = check(TeachingModel(3, 3, 2, 3, "no-skip-result"), CheckOptions(keep_going=True, engine=engine))
+    assert {p.name: p.status for p in result.properties}["results-recorded"] == "violated"
+    clean = check(TeachingModel(3, 3, 2, 3), CheckOptions(engine=engine))
+    assert {p.name: p.status for p in clean.properties}["results-recorded"] == "holds"

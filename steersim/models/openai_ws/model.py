@@ -664,7 +664,7 @@ class _Step:
         kind = r.current_kind
         stream = self.stream(index)
         self.send(wire.item_event("added", self.seq(index), r.done, wire.output_item(kind, index, False), stream))
-        if kind == "web_search_call":
+        if (kind == "web_search_call") != (self.bug == "progress-for-wrong-item"):
             ident = wire.item_id(kind, index)
             self.send(wire.web_search_event("in_progress", self.seq(index), r.done, ident, stream))
 

@@ -85,7 +85,7 @@ def start_run(cfg: Config, st: Step) -> None:
     inject(st, st.prompts)
     st.turn_open = True
     st.pending = () if st.skip_poll else poll(cfg, st, "run-start")
-    st.skip_poll = False
+    st.skip_poll = cfg.bug == "continue-skip-sticks" and st.skip_poll
     if st.aborted:
         abort_run(cfg, st)
     else:
@@ -365,7 +365,7 @@ def after_turn(cfg: Config, st: Step) -> None:
         st.pending = ()
         end_run(cfg, st)
         return
-    if not st.pending:
+    if not st.pending and cfg.bug != "no-after-turn-poll":
         st.pending = poll(cfg, st, "after-turn")
     st.phase = "next" if st.pending or st.has_more else "fu-poll"
 
@@ -413,11 +413,13 @@ def finish_run(cfg: Config, st: Step) -> None:
     elif cfg.bug == "finish-run-keeps-streaming":
         st.phase = "streaming"  # no step leaves it: the run never settles
     else:
-        settle(st)
+        settle(cfg, st)
 
 
-def settle(st: Step) -> None:
-    st.emit(E.run_settled(st.steerq, st.followups))
+def settle(cfg: Config, st: Step) -> None:
+    """The run is over: waitForIdle resolves, reporting what the steering and follow-up queues hold."""
+    if cfg.bug != "settle-unreported":
+        st.emit(E.run_settled(st.steerq, st.followups))
     st.phase = IDLE
 
 
@@ -426,7 +428,7 @@ def after_run(cfg: Config, st: Step) -> None:
     the next prompt); otherwise, while the Agent has queued messages, Agent.continue() drains the steering
     queue (its run then skips the run-start poll) or else the follow-up queue and runs what it took."""
     if st.aborted or not (st.steerq or st.followups):
-        settle(st)
+        settle(cfg, st)
         return
     st.emit(E.agent("session_continue"))
     taken = poll(cfg, st, "continue")

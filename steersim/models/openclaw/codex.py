@@ -21,7 +21,7 @@ def queue(cfg: Config, st: Step, item: str) -> bool:
         return False
     st.emit(E.gateway("codex_queued", id=item))
     st.batch = (*st.batch, item)
-    if cfg.codex_debounce_ms == 0 or cfg.bug == "codex-flush-at-once":
+    if not cfg.codex_debounces or cfg.bug == "codex-flush-at-once":
         flush(st)
     return True
 
@@ -30,7 +30,8 @@ def start_turn(cfg: Config, st: Step) -> None:
     prompt = "+".join(st.prompts)
     st.emit(E.codex("turn/start", id=prompt), E.codex("turn/started"))
     st.hist = st.hist + st.prompts
-    st.phase, st.boundaries, st.steer_batches = "codex-turn", cfg.codex_boundaries, 0
+    first = 1 if cfg.bug == "steer-count-from-one" else 0
+    st.phase, st.boundaries, st.steer_batches = "codex-turn", cfg.codex_boundaries, first
 
 
 def flush(st: Step) -> None:

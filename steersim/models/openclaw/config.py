@@ -63,6 +63,18 @@ class Config:
         return self.runtime == "codex"
 
     @cached_property
+    def debounces(self) -> bool:
+        """The follow-up queue has a quiet window: any positive `debounce_ms` (its length is the simulator's
+        timing, `timer.debounce`; to the transitions only whether there is one matters)."""
+        return self.debounce_ms > 0
+
+    @cached_property
+    def codex_debounces(self) -> bool:
+        """The Codex steering queue has a quiet window (`codex_debounce_ms` above 0); 0 sends each message
+        at once."""
+        return self.codex_debounce_ms > 0
+
+    @cached_property
     def session(self) -> bool:
         """The AgentSession layer sits between the gateway and the Agent (not for Codex turns)."""
         return self.layer == "session" and not self.codex

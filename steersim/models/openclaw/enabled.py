@@ -39,7 +39,7 @@ def kinds_not_enabled(cfg: Config) -> dict[str, str]:
             off["run.finish"] = "end_listener_window=true"
         if not cfg.session:
             off["session.post_run"] = "layer=session"
-    if cfg.codex and (cfg.codex_debounce_ms == 0 or cfg.mode != "steer"):
+    if cfg.codex and (not cfg.codex_debounces or cfg.mode != "steer"):
         off["timer.codex_flush"] = "runtime=codex with mode=steer and codex_debounce_ms above 0"
     if cfg.mode != "interrupt":
         off["gateway.replace"] = "mode=interrupt"
@@ -48,4 +48,6 @@ def kinds_not_enabled(cfg: Config) -> dict[str, str]:
     if cfg.mode in ("steer", "interrupt") and not (cfg.abort or cfg.compaction or cfg.codex):
         for kind in ("timer.debounce", "gateway.drain"):
             off[kind] = "mode=followup or mode=collect; in steer mode also abort, compaction or runtime=codex"
+    if not cfg.debounces:  # no quiet window, so no timer to elapse: the queue drains at once
+        off.setdefault("timer.debounce", "debounce_ms above 0")
     return off

@@ -76,7 +76,7 @@ def try_steer(cfg: Config, st: Step, item: str) -> bool:
 def enqueue(cfg: Config, st: Step, item: str) -> None:
     """enqueueFollowupRun with applyQueueDropPolicy. The debounce window restarts before the cap check,
     so even a rejected message delays the drain."""
-    if cfg.debounce_ms > 0 and cfg.bug != "enqueue-keeps-window":
+    if cfg.debounces and cfg.bug != "enqueue-keeps-window":
         st.quiet = False
     cap = cfg.cap + 1 if cfg.bug == "cap-admits-one-more" else cfg.cap
     if len(st.fq) >= cap:
@@ -111,7 +111,7 @@ def requeue(cfg: Config, st: Step, items: tuple[str, ...]) -> None:
     for item in items:
         st.emit(E.gateway("followup_requeued", id=item))
     st.fq = st.fq + items
-    if items and cfg.debounce_ms > 0:
+    if items and cfg.debounces:
         st.quiet = False
 
 
@@ -121,7 +121,7 @@ def debounce_elapsed(st: Step) -> None:
 
 
 def drain_ready(cfg: Config, quiet: bool) -> bool:
-    return quiet or cfg.debounce_ms == 0 or cfg.bug == "no-debounce"
+    return quiet or not cfg.debounces or cfg.bug == "no-debounce"
 
 
 SUMMARY_RIDES = ("overflow-across-routes", "summary-joins-followup")

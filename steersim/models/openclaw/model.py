@@ -22,7 +22,7 @@ from steersim.models.openclaw.config import Config
 from steersim.models.openclaw.enabled import kinds_not_enabled
 from steersim.models.openclaw.facts import facts
 from steersim.models.openclaw.memo import StepMemo
-from steersim.models.openclaw.properties import properties, replay_lifecycle, window_after
+from steersim.models.openclaw.properties import properties, replay_checkpoints, replay_lifecycle, window_after
 from steersim.models.openclaw.spec import DEFAULT_TIMING
 from steersim.models.openclaw.state import ENDING, IDLE, START, OpenClawState, Step
 
@@ -84,7 +84,7 @@ class OpenClawModel(ModelBase):
             out.append(Action("user", "user.abort"))
         if (s.fq or s.dropped) and not s.quiet:
             out.append(Action("timer", "timer.debounce"))
-        if s.phase == "codex-turn" and s.batch and cfg.codex_debounce_ms > 0:
+        if s.phase == "codex-turn" and s.batch and cfg.codex_debounces:
             out.append(Action("timer", "timer.codex_flush"))
         # A parallel batch launches its calls back to back: none finishes before the last one launched.
         finishing = cfg.tool_execution == "sequential" or s.phase == "par-run"
@@ -147,6 +147,7 @@ class OpenClawModel(ModelBase):
         opened = window_after(cfg, st.events)  # the quiet window as the step's events tell it
         if opened is not None:
             st.window = opened
+        replay_checkpoints(st)
 
     def facts(self, event: Event) -> tuple[Fact, ...]:
         return facts(event)

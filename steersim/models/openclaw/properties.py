@@ -17,7 +17,7 @@ from steersim.models.openclaw import events as E
 from steersim.models.openclaw.agent_core import NEW, RUNNING
 from steersim.models.openclaw.config import Config, route_of
 from steersim.models.openclaw.enabled import kinds_not_enabled
-from steersim.models.openclaw.state import ENDING, IDLE, START, Ended, Lifecycle, OpenClawState
+from steersim.models.openclaw.state import ENDING, IDLE, START, Ended, Lifecycle, OpenClawState, Step
 
 EventsOf = Callable[[OpenClawState, Action], Sequence[Event]]
 """The native events of the step (state, action): `OpenClawModel.events_of`."""
@@ -56,6 +56,8 @@ def sent_by(cfg: Config) -> dict[str, tuple[str, ...]]:
         "userMessage": ("codex.boundary",),
         "followup_requeued": ("codex.boundary",),
         "turn/completed": ("codex.boundary",),
+        "agent_start": ("run.start",),
+        "run_settled": (*ABORTING, "run.final_poll", "run.finish", "session.post_run"),
     }
 
 
@@ -102,6 +104,32 @@ def replay_lifecycle(seen: Lifecycle, events: Sequence[Event]) -> Lifecycle:
 
 
 LIFECYCLE_EVENTS = frozenset(("message_end", "tool_execution_start", "tool_execution_end", "turn_end"))
+
+
+def steer_number(event: Event) -> int:
+    """The batch number a turn/steer carries in its clientUserMessageId (`openclaw:turn:steer:<n>`)."""
+    return int(event.data["clientUserMessageId"].rsplit(":", 1)[1])
+
+
+def replay_checkpoints(st: Step) -> None:
+    """Set `OpenClawState.continued` and `steer_number` from the step's events alone: the continue poll
+    of AgentSession's Agent.continue() (announced by session_continue in the step) sets `continued` to
+    whether it drained steering, and agent_start clears it; turn/started resets the turn's steer number and
+    each turn/steer sets it to the number it carries. Only written, never read, so a remembered step
+    (`memo`) does not depend on them."""
+    announced = False
+    for event in st.events:
+        name = event.name
+        if name == "session_continue":
+            announced = True
+        elif name == "steering_poll" and event.data["checkpoint"] == "continue":
+            st.continued = announced and bool(event.data["drained"])
+        elif name == "agent_start":
+            st.continued = False
+        elif name == "turn/started":
+            st.steer_number = 0
+        elif name == "turn/steer":
+            st.steer_number = steer_number(event)
 
 
 def _lifecycle_ok(in_order: bool, s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]) -> bool:
@@ -261,7 +289,7 @@ def window_after(cfg: Config, events: Sequence[Event]) -> bool | None:
     """Whether the follow-up queue's quiet window is open after `events`, as they tell it: an enqueue, a
     rejection at the cap (lastEnqueuedAt is refreshed before the cap check) or a requeue opens it, and
     debounce_elapsed closes it; None when they tell nothing (or no window is configured)."""
-    if cfg.debounce_ms <= 0:
+    if not cfg.debounces:
         return None
     window = None
     for event in events:
@@ -288,7 +316,7 @@ def _codex_steer_window(cfg: Config, s: OpenClawState, a: Action, t: OpenClawSta
     a turn/steer never leaves in the step that queued a message; with an explicit 0 each queued message
     goes out at once, as its own turn/steer, without a timer."""
     sent = [event.data["ids"] for event in events if event.name == "turn/steer"]
-    if cfg.codex_debounce_ms > 0:
+    if cfg.codex_debounces:
         return a.kind == "timer.codex_flush" or not sent
     queued = [[event.data["id"]] for event in events if event.name == "codex_queued"]
     return sent == queued
@@ -440,6 +468,50 @@ def _echo_in_transcript(s: OpenClawState, a: Action, t: OpenClawState, events: S
     return not echoed or list(t.hist[len(s.hist):]) == echoed
 
 
+def _run_start_polls(s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]) -> bool:
+    """A run polls steering at its start (the run-start checkpoint), unless AgentSession's Agent.continue()
+    drained steering to start it (`s.continued`: session_continue, then a continue poll that drained some):
+    that run's prompts are what the poll took."""
+    names = [(event.name, event.data.get("checkpoint")) for event in events]
+    return ("agent_start", None) not in names or s.continued or ("steering_poll", "run-start") in names
+
+
+def _after_turn_polls(cfg: Config, s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]
+                      ) -> bool:
+    """After turn_end the loop polls steering (Checkpoint after turn), unless the run was aborted (it leaves
+    through stopIfAborted), the tool batch already drained a steer (it outranks the stop hook and runs next),
+    or shouldStopAfterTurn ended the run: a steer that arrived during the turn reaches the next model call."""
+    if a.kind != "turn.poll" or s.aborted or s.pending:
+        return True
+    return any((event.name == "steering_poll" and event.data["checkpoint"] == "after-turn")
+               or (cfg.stop_after_turn and event.name == "agent_end") for event in events)
+
+
+def _settle_reported(s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]) -> bool:
+    """A step that leaves the Agent (or the session) idle reports it once, with what the steering and
+    follow-up queues still hold (`run_settled`, what waitForIdle resolves with), and no other step does:
+    a message left in a queue is never left unaccounted for."""
+    settled = [event.data for event in events if event.name == "run_settled"]
+    if t.phase != IDLE or s.phase == IDLE:
+        return not settled
+    return settled == [{"steeringQueue": list(t.steerq), "followUpQueue": list(t.followups)}]
+
+
+def _steers_numbered(s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]) -> bool:
+    """Each turn/steer of a Codex turn is numbered one past the last (`openclaw:turn:steer:<n>`, from 1 at
+    turn/started): Codex keys its userMessage echo by that id, so a skipped or repeated number would pair
+    the echo with the wrong batch."""
+    number = s.steer_number
+    for event in events:
+        if event.name == "turn/started":
+            number = 0
+        elif event.name == "turn/steer":
+            if steer_number(event) != number + 1:
+                return False
+            number += 1
+    return True
+
+
 def _collect_routes(cfg: Config, s: OpenClawState, a: Action, t: OpenClawState, events: Sequence[Event]) -> bool:
     for event in events:
         if event.name == "followup_drain":
@@ -523,6 +595,10 @@ def properties(cfg: Config, events_of: EventsOf) -> list[Property]:
            "in one-at-a-time mode each checkpoint drains at most one message"),
         on("drains-reported", _drains_reported, ("steering_poll", "follow_up_poll"),
            "a message leaves the Agent's steering or follow-up queue only through a poll that reports it"),
+        Always("after-turn-polls", step=lambda s, a, t: _after_turn_polls(cfg, s, a, t, events_of(s, a)),
+               kinds=("turn.poll",),
+               doc="after a turn whose batch drained no steer, the loop polls steering (or the stop hook ends "
+                   "the run), so a steer that arrived during the turn reaches the next model call"),
         Eventually("run-settles", trigger=lambda s: s.phase != IDLE, goal=lambda s: s.phase == IDLE,
                    doc="every run settles: the Agent (or, at the session layer, the session) ends idle, so "
                        "waitForIdle resolves and reports what its queues still hold"),
@@ -533,7 +609,16 @@ def properties(cfg: Config, events_of: EventsOf) -> list[Property]:
                    "and one accepted while its launched calls ran (sequential Checkpoint C: 'must outrank "
                    "shouldStopAfterTurn even when there is no remaining tail')"),
     ]
+    if not cfg.codex:
+        props.append(on("run-start-polls", _run_start_polls, ("agent_start",),
+                        "a run polls steering at its start, unless AgentSession's continue drained the steering "
+                        "that starts it"))
+        props.append(on("settle-reported", _settle_reported, ("run_settled",),
+                        "a step that leaves the Agent idle reports it once (run_settled), with what its steering "
+                        "and follow-up queues hold, and no other step does"))
     if cfg.codex:
+        props.append(on("steers-numbered", _steers_numbered, ("turn/steer",),
+                        "each turn/steer of a Codex turn is numbered one past the last, from 1"))
         props.append(on("echo-in-transcript", _echo_in_transcript, ("userMessage",),
                         "each batch Codex echoes as a userMessage is written into the session transcript, in "
                         "echo order"))
@@ -576,7 +661,7 @@ def properties(cfg: Config, events_of: EventsOf) -> list[Property]:
         props.append(on("summary-bounded", partial(_summary_bounded, cfg), ("followup_drain",),
                         "an overflow summary run carries at most `cap` summary lines (the oldest are "
                         "elided)"))
-    if cfg.mode != "interrupt" and cfg.debounce_ms > 0:
+    if cfg.mode != "interrupt" and cfg.debounces:
         props.append(Always("followup-waits-debounce", step=_waits_debounce,
                             kinds=("gateway.drain", "timer.debounce"),
                             doc="the follow-up queue drains only after the debounce window, which only an "
@@ -633,7 +718,7 @@ def _vacuity_guards(cfg: Config) -> list[Property]:
     if cfg.mode == "interrupt" and cfg.messages > 0:
         guards.append(Sometimes("interrupt-replaces", state=lambda s: s.phase == IDLE and bool(s.replacement),
                                 doc="an interrupt aborted the run and its message is about to run"))
-    if steering and cfg.codex and cfg.codex_turn_kind == "default" and cfg.messages > 1 and cfg.codex_debounce_ms > 0:
+    if steering and cfg.codex and cfg.codex_turn_kind == "default" and cfg.messages > 1 and cfg.codex_debounces:
         guards.append(Sometimes("codex-batches-steers", state=lambda s: any(len(b) > 1 for b in s.inflight),
                                 doc="two messages of one quiet window go to Codex as one turn/steer"))
     return guards
@@ -677,9 +762,10 @@ def _behaviour_guards(cfg: Config) -> list[Property]:
             and cfg.codex_boundaries > 1:
         guards.append(Sometimes(
             "codex-consumes-steer",
-            state=lambda s: s.phase == "codex-turn" and s.boundaries < cfg.codex_boundaries and bool(s.hist)
-            and E.is_message_id(E.items_of(s.hist[-1])[0]),
-            doc="a turn/steer batch is consumed at a Codex model boundary inside the turn"))
+            state=lambda s: s.phase == "codex-turn" and s.boundaries < cfg.codex_boundaries and s.steer_number > 0
+            and bool(s.hist) and E.is_message_id(E.items_of(s.hist[-1])[0]),
+            doc="a turn/steer batch is consumed at a Codex model boundary inside the turn (the turn sent one, "
+                "and the transcript ends with a message)"))
     return guards
 
 

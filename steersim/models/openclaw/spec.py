@@ -141,6 +141,14 @@ BUGS = (
         "settles and waitForIdle never resolves", "run-settles", {"layer": "agent"}),
     Bug("echo-skips-transcript", "a steer batch Codex echoes as a userMessage is not written into the session "
         "transcript", "echo-in-transcript", {"runtime": "codex", "messages": 1}),
+    Bug("continue-skip-sticks", "the run-start skip of a run AgentSession continued with drained steering is "
+        "never cleared, so every later run starts without polling steering", "run-start-polls", {"mode": "steer"}),
+    Bug("no-after-turn-poll", "after turn_end the loop goes on without polling steering, so a steer that arrived "
+        "during the turn misses the next model call", "after-turn-polls"),
+    Bug("settle-unreported", "the run settles without run_settled: waitForIdle's report of what the queues "
+        "still hold never comes", "settle-reported", {"layer": "agent"}),
+    Bug("steer-count-from-one", "the Codex turn's steer counter starts at 1, so its first turn/steer is numbered "
+        "2", "steers-numbered", {"runtime": "codex", "messages": 1}),
     Bug("enqueue-keeps-window", "an enqueue does not restart the follow-up queue's quiet window, so a message "
         "that arrives after the window elapsed drains at once", "followup-waits-debounce", {"mode": 'followup'}),
 )

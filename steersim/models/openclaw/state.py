@@ -37,7 +37,11 @@ class OpenClawState(NamedTuple):
     `(2, text, details)` tool_execution_end with the result it carried, 3 its toolResult message; empty
     once an assistant message asks for no tools, so a run's last response is known to have asked for none), replayed
     from every step's events (`properties.replay_lifecycle`), never from `calls`, so properties judge what
-    was emitted."""
+    was emitted.
+    Observed: `continued` AgentSession's continue polled steering and drained some, and no run has started
+    since (so that run may skip its run-start poll); `steer_number` the number of the turn's last turn/steer
+    (`clientUserMessageId`), 0 after turn/started: both replayed from the events
+    (`properties.replay_checkpoints`), never from `skip_poll` or `steer_batches`."""
 
     phase: str = START
     prompts: tuple[str, ...] = ("p0",)
@@ -69,6 +73,8 @@ class OpenClawState(NamedTuple):
     boundaries: int = 0
     window: bool = False
     seen: Lifecycle = ()
+    continued: bool = False
+    steer_number: int = 0
 
 
 FIELDS = OpenClawState._fields

@@ -36,6 +36,12 @@ def properties(params: Mapping[str, Any], bug: str | None = None) -> list[Proper
             state=lambda s: s.phase == CLEAR and s.pend > 0,
             doc="some steer is delivered at a batch boundary of a running turn",
         ),
+        Always(
+            "results-recorded",
+            step=lambda s, a, t: a.kind != "agent.deliver" or all(n == 1 for n in s.nres), kinds=("agent.deliver",),
+            doc="a batch boundary comes once every call of the turn has exactly one result, collected or skipped "
+                "(the `results` a trace shows)",
+        ),
         *behaviour_guards(params),
         Always(
             "within-parameters",

@@ -42,7 +42,7 @@ class TeachingKernel:
 
     properties = frozenset(("steer-before-launch", "delivered-steers-called", "steer-skips-a-call",
                             "steer-delivered-mid-run", "turn-completes", "steer-wakes-idle-agent", "steer-rejected",
-                            "calls-in-parallel", "within-parameters"))
+                            "calls-in-parallel", "within-parameters", "results-recorded"))
 
     def __init__(self, model: TeachingModel) -> None:
         self.model = model
@@ -223,6 +223,7 @@ class TeachingKernel:
         `agent.wake` (to MODEL: read and removed at once)."""
         c, Q = self.col, self.model.Q
         t = rows[src].copy()
+        broken = {"results-recorded": (t[:, self.nres0: self.calls0] != 1).any(axis=1)} if phase == CLEAR else {}
         qlen = t[:, c["qlen"]].astype(np.int64)
         hlen = t[:, c["hlen"]].astype(np.int64)
         queued = t[:, self.q0: self.h0].astype(np.int64)
@@ -241,7 +242,7 @@ class TeachingKernel:
         pairs = np.stack([self.code["applied"] + queued - 1, self.code["appended"] + queued - 1], axis=2)
         facts = np.where(present[:, :, None], pairs, -1).reshape(len(src), 2 * Q)
         kind = "agent.deliver" if phase == CLEAR else "agent.wake"
-        return self._batch(src, position, "agent", kind, t, facts)
+        return self._batch(src, position, "agent", kind, t, facts, broken)
 
     def _clear(self, rows: np.ndarray, src: np.ndarray, position: np.ndarray) -> StepBatch:
         c, Q = self.col, self.model.Q
