@@ -63,7 +63,7 @@ def test_check_exit_codes_and_reports(tmp_path, capsys):
         len(report["properties"]) + sum(len(r["properties"]) for r in readings)
     code, out, _ = run_cli(capsys, "check", "teaching", "--bug", "no-skip-result", "--quiet",
                            "--junit", str(tmp_path / "b.xml"))
-    assert code == 1 and "counterexample for paired-tool-results" in out
+    assert code == 1 and "counterexample for results-recorded" in out
     assert "<failure" in (tmp_path / "b.xml").read_text()
     code, _, _ = run_cli(capsys, "check", "teaching", "-p", "K=6", "-p", "N=4", "--max-states", "100", "--quiet")
     assert code == 3

@@ -90,4 +90,4 @@ def test_simulate_shrink_writes_a_replayable_trace_beside_the_first(tmp_path: Pa
     shrunk = next(tmp_path.glob("*-shrunk.jsonl"))
     assert f"trace {shrunk}" in out
     assert main(["replay", str(shrunk)]) == 1  # reproduced, and it violates
-    assert "ok: 6 steps reproduced" in capsys.readouterr().out
+    assert "ok: 4 steps reproduced" in capsys.readouterr().out

@@ -159,6 +159,49 @@ class Auditor:
             self.again(state, action, first, step)
 
 
+    def agrees(self, hook: str, state: Any, batch: Sequence[tuple[Action, Any, Sequence[Any]]],
+               step: Callable[[Any, Action], Any], to_facts: Callable[[Event], Sequence[Any]],
+               step_facts: Callable[[Any, Action], Any] | None = None) -> None:
+        """The `(action, next, facts)` steps a shortcut gave for `state` agree with `step`, as the hooks'
+        contract says: `successor_facts(state)` one per action of `actions(state)`, in that order, and each
+        of its or `step_facts`'s with `step`'s next state and the facts of `step`'s events (`step_facts` is
+        compared too where the model offers both). A shortcut that drifts from `step` would otherwise change
+        what a check judges, with nothing to show for it."""
+        if hook == "successor_facts":
+            try:
+                offered = self.model.actions(state)
+            except Exception as broken:
+                raise model_error(broken, state, what="actions()") from broken
+            if [entry[0] for entry in batch] != list(offered):
+                raise self.mistake(hook, f"returned the actions {_short([e[0] for e in batch])}, not those of "
+                                         f"actions() in its order, {_short(list(offered))}", state)
+        for action, nxt, facts in batch:
+            taken = step(state, action)
+            expected = (None, ()) if taken is None else (taken[0], tuple(f for e in taken[1] for f in to_facts(e)))
+            got = (nxt, self._facts(hook, facts, state, action))
+            if got != expected:
+                raise self.mistake(hook, f"disagrees with step(): {_disagreement(got, expected)}", state, action)
+            if step_facts is not None:
+                fast = step_facts(state, action)
+                got = (None, ()) if fast is None else (fast[0], self._facts("step_facts", fast[1], state, action))
+                if got != expected:
+                    raise self.mistake("step_facts", f"disagrees with step(): {_disagreement(got, expected)}",
+                                       state, action)
+
+    def _facts(self, hook: str, facts: Any, state: Any, action: Action) -> tuple[Any, ...]:
+        try:
+            return tuple(facts)
+        except TypeError:
+            raise self.mistake(hook, f"returned {_short(facts)}, not a list of Facts", state, action) from None
+
+
+def _disagreement(got: tuple[Any, Any], expected: tuple[Any, Any]) -> str:
+    """Which half of a `(next, facts)` differs from `step`'s, in words."""
+    if got[0] != expected[0]:
+        return f"next state {_short(got[0])}, where step() gives {_short(expected[0])}"
+    return f"facts {_short(got[1])}, where step()'s events give {_short(expected[1])}"
+
+
 def _difference(first: tuple[Any, tuple[Event, ...]], second: tuple[Any, tuple[Event, ...]]) -> str:
     """What differed between two results of one step, in words: the next states, or the first event
     that differs."""

@@ -391,12 +391,17 @@ class Product:
         batch = self._successor_facts
         if batch is None:
             return self._successors(state, None, False)
-        if self._auditor.left > 0:
+        auditing = self._auditor.left > 0
+        if auditing:
             self._auditor.audit(state, self._actions, self.model.step)
         try:
-            return batch(state), None
+            steps = batch(state)
         except Exception as broken:
             raise model_error(broken, state, what="successor_facts()") from broken
+        if auditing:
+            self._auditor.agrees("successor_facts", state, steps, self.model.step, self.model.facts,
+                                 self._step_facts)
+        return steps, None
 
     def _verdicts(self, state: Hashable, action: Action, nxt: Hashable, events: tuple[Event, ...],
                   due: tuple[tuple, tuple | None] | tuple[()], violations: tuple[Violation, ...],
@@ -468,6 +473,8 @@ class Product:
             steps.append((action, nxt, facts))
             if events_at is not None:
                 events_at.append(events)
+        if auditor is not None and fast is not None:
+            auditor.agrees("step_facts", state, steps, self.model.step, self.model.facts)
         return steps, events_at
 
     def _steps(self, pstate: PState, actions: Sequence[Action] | None, whole: bool) -> list:

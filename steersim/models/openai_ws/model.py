@@ -670,8 +670,8 @@ class _Step:
 
     def server_item_done(self, index: int) -> None:
         r = self.responses[index]
-        self.send(wire.item_event("done", self.seq(index), r.done, wire.output_item(r.current_kind, index, True),
-                                  self.stream(index)))
+        finished = wire.output_item(r.current_kind, index, self.bug != "item-done-in-progress")
+        self.send(wire.item_event("done", self.seq(index), r.done, finished, self.stream(index)))
         self.update(index, open=False, done=r.done + 1)
 
     def tool_finish(self, index: int) -> None:

@@ -623,7 +623,7 @@ STEP_TRIGGERS: Mapping[str, Trigger] = {
                                                   "server.start_queued")),
     "result-facts": (RESULT_EVENTS, ()),
     "connection-events": (("websocket.close", "websocket.open"), ("fault.disconnect", "client.reconnect")),
-    "hosted-tool-events": (("response.output_item.added", "response.output_item.done",
+    "item-events": (("response.output_item.added", "response.output_item.done",
                             "response.web_search_call.in_progress", "response.web_search_call.completed"), ()),
     "terminal-events": ((), ("server.complete", "server.interrupt", "server.fail")),
     "steer-events": ((), ("client.steer", "client.create", "client.tool_output", "server.successor",
@@ -688,8 +688,9 @@ READING_DOCS = {
                          "(1001, 1005, 1006, 1011, 1012, 1013 or 1015: \"With on_reconnecting, codes ... trigger a "
                          "transparent reconnect\"; the model's client reconnects after a drop, R14), and a reconnect "
                          "by the new socket's opening; no other step closes or opens one",
-    "hosted-tool-events": "a web_search_call item is announced in progress as it is added, and completed as it "
-                          "is done; no other item gets a web_search_call event",
+    "item-events": "an output item is added in progress and done completed; a web_search_call item is announced "
+                   "in progress as it is added and completed as it is done, and no other item gets a "
+                   "web_search_call event",
     "result-facts": "a hosted call's completion and the client's function_call_output are real tool results; "
                     "only a call abandoned by a drop gets a synthetic one",
 }
@@ -779,8 +780,11 @@ def reading_properties(p: Params) -> list[Always]:
                 return False
         return True
 
-    def hosted_tool_events(s: WsState, a: Action, t: WsState, events: tuple[Event, ...]) -> bool:
+    def item_events(s: WsState, a: Action, t: WsState, events: tuple[Event, ...]) -> bool:
         groups = _groups(events)
+        if any(d["item"]["status"] != "in_progress" for d in groups.get("response.output_item.added", ())) or \
+                any(d["item"]["status"] != "completed" for d in groups.get("response.output_item.done", ())):
+            return False
 
         def searches(name: str) -> list[str]:
             return [d["item"]["id"] for d in groups.get(name, ()) if d["item"]["type"] == "web_search_call"]
@@ -800,7 +804,7 @@ def reading_properties(p: Params) -> list[Always]:
 
     checks = {"steer-admission-readings": admission, "batch-readings": batching, "response-lineage": lineage,
               "result-facts": result_facts, "terminal-events": terminal_events, "steer-events": steer_events,
-              "connection-events": connection_events, "hosted-tool-events": hosted_tool_events}
+              "connection-events": connection_events, "item-events": item_events}
     return [Always(name, step=check, with_events=True, doc=READING_DOCS[name]) for name, check in checks.items()]
 
 

@@ -106,7 +106,9 @@ BUGS = (
     Bug("silent-drop", "the server drops the connection without a close frame", "connection-events",
         {"followups": 0}),
     Bug("progress-for-wrong-item", "the server sends response.web_search_call.in_progress as a message or function "
-        "call item is added, and none for the web search item", "hosted-tool-events", {"followups": 0}),
+        "call item is added, and none for the web search item", "item-events", {"followups": 0}),
+    Bug("item-done-in-progress", "response.output_item.done repeats the item as it was added (in progress, no "
+        "content) instead of the finished item", "item-events", {"followups": 0}),
     Bug("interrupt-hosted-tool", "a queued steer interrupts a response while its hosted tool call is running",
         "safe-output-boundary", {"followups": 0}),
     Bug("queued-request-never-starts", "a new request that waits in its lane's queue is never started, though the "

@@ -19,7 +19,7 @@ PARAMS = (
 BUGS = (
     Bug("lost-at-boundary", "a steer that arrives between reading the queue into the history and clearing it is lost",
         "no-lost-steers"),
-    Bug("no-skip-result", "calls skipped because of a pending steer get no result", "paired-tool-results"),
+    Bug("no-skip-result", "calls skipped because of a pending steer get no result", "results-recorded"),
     Bug("launch-after-steer", "the launch does not check the queue, so calls launch with a steer pending",
         "steer-before-launch"),
     Bug("completed-turn-reported-steered", "a turn whose calls all ran ends 'steered' when steers were delivered at "
