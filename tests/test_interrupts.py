@@ -80,8 +80,18 @@ def interrupt(args: list[str], ready: str = "progress", settle: float = 0.0) -> 
     outlives it (any that does is killed, so that a failing test leaves nothing behind either)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     with tempfile.TemporaryFile("w+") as stdout:
-        command = subprocess.Popen([sys.executable, "-m", "steersim.cli", *args], stdout=stdout, stderr=subprocess.PIPE,
-                                   text=True, env=env, cwd=ROOT, start_new_session=True)
+        # The command gets Ctrl-C as a terminal gives it, even when the suite itself runs with SIGINT ignored
+        # (a background job of a non-interactive shell ignores it, and exec keeps an ignored signal ignored):
+        # a handled signal is reset to its default at exec, and the child is in a session of its own.
+        ignored = signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+        if ignored:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        try:
+            command = subprocess.Popen([sys.executable, "-m", "steersim.cli", *args], stdout=stdout,
+                                       stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT, start_new_session=True)
+        finally:
+            if ignored:
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
         err: list[str] = []
         progressed = threading.Event()
 
