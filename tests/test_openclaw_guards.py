@@ -165,34 +165,6 @@ def test_every_bare_agent_run_settles(bug):
     assert props["run-settles"].status == ("violated" if bug else "holds")
 
 
-@pytest.mark.parametrize("bug", [None, "continue-skip-sticks"])
-def test_a_run_polls_steering_at_its_start_unless_continue_drained_it(bug):
-    """The seeded variant never clears the skip of a run AgentSession continued with drained steering."""
-    _, props = checking.verdicts(SPEC, {"mode": "steer"}, bug)
-    assert props["run-start-polls"].status == ("violated" if bug else "holds")
-
-
-@pytest.mark.parametrize("bug", [None, "no-after-turn-poll"])
-def test_the_loop_polls_steering_after_each_turn(bug):
-    """The seeded variant goes on after turn_end without the after-turn poll."""
-    _, props = checking.verdicts(SPEC, {}, bug)
-    assert props["after-turn-polls"].status == ("violated" if bug else "holds")
-
-
-@pytest.mark.parametrize("bug", [None, "settle-unreported"])
-def test_a_settled_run_reports_what_its_queues_hold(bug):
-    """The seeded variant settles the bare Agent without run_settled."""
-    _, props = checking.verdicts(SPEC, {"layer": "agent"}, bug)
-    assert props["settle-reported"].status == ("violated" if bug else "holds")
-
-
-@pytest.mark.parametrize("bug", [None, "steer-count-from-one"])
-def test_codex_steers_of_a_turn_are_numbered_from_one(bug):
-    """The seeded variant starts a Codex turn's steer counter at 1."""
-    _, props = checking.verdicts(SPEC, {"runtime": "codex", "messages": 1}, bug)
-    assert props["steers-numbered"].status == ("violated" if bug else "holds")
-
-
 @pytest.mark.parametrize("flushes", [True, False])
 def test_a_codex_turn_consumes_a_steer_its_quiet_window_sent(flushes, monkeypatch):
     """A quiet window that never sends its batch (a no-op flush: no safety property can see it, since a turn
